@@ -1,0 +1,305 @@
+//! The C API (`include/mpix_marshal.h`, generated from this file by
+//! cbindgen). Every exported function runs its body through `boundary`:
+//! one place that catches panics, turns errors into MPI error codes of the
+//! classes this library registers, and raises them on `MPI_COMM_SELF`'s
+//! error handler, as MPI does for datatype calls. Pointer arguments are
+//! checked in `arg`, and outputs are written only on success.
+
+use crate::api::{self, Representation};
+use crate::error::{Error, Result};
+use crate::mpi;
+use mpi_sys::{MPI_Aint, MPI_Datatype};
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Mutex, OnceLock};
+
+/// `MPIX_Type_marshal_error_kind` result: the code is not one of this library's classes.
+pub const MPIX_MARSHAL_ERR_NONE: c_int = 0;
+/// The representation name is not "external", "internal" or "compressed".
+pub const MPIX_MARSHAL_ERR_UNKNOWN_REPRESENTATION: c_int = 1;
+/// The output buffer is too small; nothing was written, `*num_written` is 0.
+pub const MPIX_MARSHAL_ERR_BUFFER_TOO_SMALL: c_int = 2;
+/// The input is truncated or corrupt; the error string says what and where.
+pub const MPIX_MARSHAL_ERR_CORRUPT: c_int = 3;
+/// The local MPI cannot describe or build this construct.
+pub const MPIX_MARSHAL_ERR_UNSUPPORTED: c_int = 4;
+/// An argument (or a decoded value) is invalid.
+pub const MPIX_MARSHAL_ERR_INVALID_ARGUMENT: c_int = 5;
+/// A bug in mpix-marshal (a caught panic).
+pub const MPIX_MARSHAL_ERR_INTERNAL: c_int = 6;
+
+const KINDS: usize = 6;
+const MPI_SUCCESS: c_int = 0;
+/// Error codes kept per class: a code's string stays readable until this
+/// many later errors of the same class have been raised.
+const RING: usize = 32;
+
+fn kind_of(e: &Error) -> Option<c_int> {
+    match e {
+        Error::UnknownRepresentation(_) => Some(MPIX_MARSHAL_ERR_UNKNOWN_REPRESENTATION),
+        Error::BufferTooSmall { .. } => Some(MPIX_MARSHAL_ERR_BUFFER_TOO_SMALL),
+        Error::Truncated { .. } | Error::Corrupt { .. } => Some(MPIX_MARSHAL_ERR_CORRUPT),
+        Error::Unsupported(_) => Some(MPIX_MARSHAL_ERR_UNSUPPORTED),
+        Error::InvalidArgument(_) => Some(MPIX_MARSHAL_ERR_INVALID_ARGUMENT),
+        Error::Mpi { .. } => None,
+    }
+}
+
+/// The error classes this library registers with MPI, and per class a ring
+/// of error codes whose strings carry each error's own message.
+struct Classes {
+    class: [c_int; KINDS],
+    rings: Mutex<[(Vec<c_int>, usize); KINDS]>,
+}
+
+fn classes() -> Option<&'static Classes> {
+    static CLASSES: OnceLock<Option<Classes>> = OnceLock::new();
+    CLASSES
+        .get_or_init(|| {
+            if !mpi::is_initialized() {
+                return None;
+            }
+            let names = [
+                "mpix-marshal: unknown type representation",
+                "mpix-marshal: output buffer too small",
+                "mpix-marshal: truncated or corrupt stream",
+                "mpix-marshal: construct not supported by this MPI",
+                "mpix-marshal: invalid argument",
+                "mpix-marshal: internal error",
+            ];
+            let mut class = [0; KINDS];
+            for (c, name) in class.iter_mut().zip(names) {
+                // SAFETY: c is a valid out-pointer; the string is NUL-terminated.
+                unsafe {
+                    if mpi_sys::MPI_Add_error_class(c) != MPI_SUCCESS {
+                        return None;
+                    }
+                    let s = format!("{name}\0");
+                    mpi_sys::MPI_Add_error_string(*c, s.as_ptr() as *const c_char);
+                }
+            }
+            Some(Classes {
+                class,
+                rings: Mutex::new(Default::default()),
+            })
+        })
+        .as_ref()
+}
+
+/// An MPI error code of the right class whose string is `e`'s message.
+fn error_code(e: &Error) -> c_int {
+    let kind = match kind_of(e) {
+        Some(k) => k,
+        None => {
+            if let Error::Mpi { code, .. } = e {
+                return *code;
+            }
+            unreachable!("only MPI errors have no kind")
+        }
+    };
+    code_for(kind, &e.to_string())
+}
+
+fn code_for(kind: c_int, message: &str) -> c_int {
+    let Some(classes) = classes() else {
+        return mpi_sys::MPI_ERR_OTHER as c_int;
+    };
+    let i = (kind - 1) as usize;
+    let mut rings = classes.rings.lock().unwrap_or_else(|p| p.into_inner());
+    let (ring, next) = &mut rings[i];
+    let code = if ring.len() < RING {
+        let mut code = 0;
+        // SAFETY: code is a valid out-pointer; the class was registered.
+        if unsafe { mpi_sys::MPI_Add_error_code(classes.class[i], &mut code) } != MPI_SUCCESS {
+            return classes.class[i];
+        }
+        ring.push(code);
+        code
+    } else {
+        let code = ring[*next];
+        *next = (*next + 1) % RING;
+        code
+    };
+    // MPI_MAX_ERROR_STRING is 256 in Open MPI: keep well under it.
+    let mut text: String = format!("mpix-marshal: {message}");
+    if text.len() > 250 {
+        let mut cut = 247;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text.retain(|c| c != '\0');
+    text.push('\0');
+    // SAFETY: text is NUL-terminated; MPI copies it.
+    unsafe { mpi_sys::MPI_Add_error_string(code, text.as_ptr() as *const c_char) };
+    code
+}
+
+/// Runs an exported function's body: catches panics, maps errors to MPI
+/// codes and raises them on MPI_COMM_SELF's error handler.
+fn boundary(body: impl FnOnce() -> Result<()>) -> c_int {
+    let code = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => return MPI_SUCCESS,
+        Ok(Err(e)) => error_code(&e),
+        Err(_) => code_for(MPIX_MARSHAL_ERR_INTERNAL, "a bug in mpix-marshal was caught (a Rust panic)"),
+    };
+    if mpi::is_initialized() {
+        // SAFETY: MPI is initialized; COMM_SELF always exists. Under the
+        // default MPI_ERRORS_ARE_FATAL handler this aborts, as MPI would.
+        unsafe { mpi_sys::MPI_Comm_call_errhandler(mpi_sys::RSMPI_COMM_SELF, code) };
+    }
+    code
+}
+
+/// Null checks, in one place.
+fn arg<'a, T>(p: *mut T, what: &str) -> Result<&'a mut T> {
+    // SAFETY: a non-null pointer from the caller points to a valid T, as
+    // the C API documents.
+    unsafe { p.as_mut() }.ok_or_else(|| Error::invalid(format!("{what} is NULL")))
+}
+
+fn representation(typerep: *const c_char) -> Result<Representation> {
+    if typerep.is_null() {
+        return Err(Error::invalid("typerep is NULL"));
+    }
+    // SAFETY: a non-null typerep is a NUL-terminated C string.
+    let name = unsafe { CStr::from_ptr(typerep) };
+    Representation::parse(&name.to_string_lossy())
+}
+
+fn length(n: MPI_Aint, what: &str) -> Result<usize> {
+    usize::try_from(n).map_err(|_| Error::invalid(format!("{what} is negative ({n})")))
+}
+
+/// Marshals `type` into `outbuf` in the representation `typerep`
+/// ("external", "internal" or "compressed") and sets `*num_written` to the
+/// number of bytes written. When `outsize` is too small, nothing is
+/// written, `*num_written` is set to 0 and the error class is
+/// MPIX_MARSHAL_ERR_BUFFER_TOO_SMALL's.
+///
+/// # Safety
+/// `typerep` is a NUL-terminated string; `outbuf` points to `outsize`
+/// writable bytes; `num_written` points to a writable `MPI_Aint`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_marshal(
+    typerep: *const c_char,
+    r#type: MPI_Datatype,
+    outbuf: *mut c_void,
+    outsize: MPI_Aint,
+    num_written: *mut MPI_Aint,
+) -> c_int {
+    boundary(|| {
+        let rep = representation(typerep)?;
+        let num_written = arg(num_written, "num_written")?;
+        let outsize = length(outsize, "outsize")?;
+        if outbuf.is_null() && outsize > 0 {
+            return Err(Error::invalid("outbuf is NULL"));
+        }
+        let out: &mut [u8] = if outsize == 0 {
+            &mut []
+        } else {
+            // SAFETY: outbuf points to outsize writable bytes (checked non-null).
+            unsafe { std::slice::from_raw_parts_mut(outbuf as *mut u8, outsize) }
+        };
+        match api::marshal_into(rep, r#type, out) {
+            Ok(n) => {
+                *num_written = n as MPI_Aint;
+                Ok(())
+            }
+            Err(e @ Error::BufferTooSmall { .. }) => {
+                *num_written = 0;
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    })
+}
+
+/// Sets `*size` to an upper bound of the bytes `MPIX_Type_marshal` writes
+/// for `type` in the representation `typerep`.
+///
+/// # Safety
+/// `typerep` is a NUL-terminated string; `size` points to a writable `MPI_Aint`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_marshal_size(
+    typerep: *const c_char,
+    r#type: MPI_Datatype,
+    size: *mut MPI_Aint,
+) -> c_int {
+    boundary(|| {
+        let rep = representation(typerep)?;
+        let size = arg(size, "size")?;
+        *size = api::marshal_size(rep, r#type)? as MPI_Aint;
+        Ok(())
+    })
+}
+
+/// Rebuilds a datatype from `insize` bytes at `inbuf` written by
+/// `MPIX_Type_marshal` with the same `typerep`. A predefined type comes back
+/// as the very same handle; any other is a new, uncommitted handle that the
+/// caller frees with `MPI_Type_free`. On error `*type` is left untouched
+/// and no handle is left behind.
+///
+/// # Safety
+/// `typerep` is a NUL-terminated string; `inbuf` points to `insize`
+/// readable bytes; `type` points to a writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_unmarshal(
+    typerep: *const c_char,
+    inbuf: *const c_void,
+    insize: MPI_Aint,
+    r#type: *mut MPI_Datatype,
+) -> c_int {
+    boundary(|| {
+        let rep = representation(typerep)?;
+        let out = arg(r#type, "type")?;
+        let insize = length(insize, "insize")?;
+        if inbuf.is_null() && insize > 0 {
+            return Err(Error::invalid("inbuf is NULL"));
+        }
+        let bytes: &[u8] = if insize == 0 {
+            &[]
+        } else {
+            // SAFETY: inbuf points to insize readable bytes (checked non-null).
+            unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize) }
+        };
+        *out = api::unmarshal(rep, bytes)?;
+        Ok(())
+    })
+}
+
+/// Sets `*kind` to the MPIX_MARSHAL_ERR_* kind of an error code returned by
+/// this library, or MPIX_MARSHAL_ERR_NONE when the code is not of one of
+/// its classes (an MPI error passed through, or MPI_SUCCESS). Raises no
+/// error handler.
+///
+/// # Safety
+/// `kind` points to a writable `int`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_marshal_error_kind(errorcode: c_int, kind: *mut c_int) -> c_int {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<c_int> {
+        let kind = arg(kind, "kind")?;
+        *kind = MPIX_MARSHAL_ERR_NONE;
+        if errorcode == MPI_SUCCESS {
+            return Ok(MPI_SUCCESS);
+        }
+        if let Some(classes) = classes() {
+            let mut class = 0;
+            // SAFETY: class is a valid out-pointer.
+            if unsafe { mpi_sys::MPI_Error_class(errorcode, &mut class) } == MPI_SUCCESS {
+                if let Some(i) = classes.class.iter().position(|&c| c == class) {
+                    *kind = i as c_int + 1;
+                }
+            }
+        }
+        Ok(MPI_SUCCESS)
+    }));
+    match result {
+        Ok(Ok(rc)) => rc,
+        Ok(Err(e)) => error_code(&e),
+        Err(_) => code_for(MPIX_MARSHAL_ERR_INTERNAL, "a bug in mpix-marshal was caught (a Rust panic)"),
+    }
+}

@@ -1,0 +1,539 @@
+//! The encoder: a validated tree back into an MPI datatype, with the same
+//! constructors and arguments, so the result is constructor-equivalent to
+//! the type the tree was decoded from. Where the local MPI lacks a
+//! construct, a typemap-equivalent one is built instead, or the tree is
+//! refused before any handle is created. On error, every handle created so
+//! far is freed.
+
+use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
+use crate::error::{Error, Result};
+use crate::mpi::{self, check, shim, Datatype, Local, MPI_Aint, MPI_Count};
+use crate::tree::{self, Kind, Node};
+use mpi_sys as ffi;
+use std::os::raw::c_int;
+
+/// Builds a new datatype from `tree`. A named tree returns the predefined
+/// handle itself; anything else is a new handle the caller must free.
+pub fn encode(tree: &Node) -> Result<Datatype> {
+    tree::validate(tree)?;
+    let local = mpi::local();
+    check_local(tree, local, &mut String::from("root"))?;
+    Ok(Builder { local }.build(tree)?.handle)
+}
+
+/// A handle the builder made, and whether it is the builder's to free.
+struct Built {
+    handle: Datatype,
+    derived: bool,
+}
+
+impl Built {
+    fn release(self) {
+        if self.derived {
+            // Nothing useful can be done with a failure while cleaning up.
+            let _ = mpi::free(self.handle);
+        }
+    }
+}
+
+/// Frees the children of a node under construction, on every path.
+struct Kids(Vec<Built>);
+
+impl Drop for Kids {
+    fn drop(&mut self) {
+        for b in self.0.drain(..) {
+            b.release();
+        }
+    }
+}
+
+/// Refuses what the local MPI cannot build, before anything is built.
+fn check_local(node: &Node, local: &Local, path: &mut String) -> Result<()> {
+    let at = |what: String| Err(Error::unsupported(format!("{path}: {what}")));
+    match &node.kind {
+        Kind::Named(p) => {
+            if local.datatype(*p).is_none() {
+                return at(format!("{} is not defined by this MPI", p.mpi_name()));
+            }
+        }
+        Kind::ValueIndex { .. } if local.constants.have_value_index == 0 => {
+            return at("MPI_Type_get_value_index needs MPI 4.1".into());
+        }
+        _ => {}
+    }
+    if node.large && !local.has_large_count() && !fits_classic(node) {
+        return at(format!(
+            "{} with counts beyond a C int needs MPI-4 large-count constructors",
+            node.combiner().mpi_name()
+        ));
+    }
+    if let Some(name) = &node.name {
+        if name.len() > local.max_name_len() {
+            return at(format!(
+                "a name of {} bytes is longer than this MPI's limit of {}",
+                name.len(),
+                local.max_name_len()
+            ));
+        }
+    }
+    let markers_rewritten = matches!(node.kind, Kind::Struct { .. }) && local.datatype(Predefined::LB).is_none();
+    for (i, child) in node.children().into_iter().enumerate() {
+        if markers_rewritten && matches!(child.kind, Kind::Named(p) if p.is_marker()) {
+            continue; // becomes MPI_Type_create_resized
+        }
+        let len = path.len();
+        path.push_str(&format!(".{i}"));
+        check_local(child, local, path)?;
+        path.truncate(len);
+    }
+    Ok(())
+}
+
+/// Whether a large-count node's arguments all fit the classic constructor.
+fn fits_classic(node: &Node) -> bool {
+    let int = |v: &i64| i32::try_from(*v).is_ok();
+    let aint = |v: &i64| MPI_Aint::try_from(*v).is_ok();
+    match &node.kind {
+        Kind::Contiguous { count, .. } => int(count),
+        Kind::Vector {
+            count,
+            blocklength,
+            stride,
+            ..
+        } => [count, blocklength, stride].into_iter().all(int),
+        Kind::Hvector {
+            count, blocklength, ..
+        } => int(count) && int(blocklength),
+        Kind::Indexed {
+            blocklengths,
+            displacements,
+            ..
+        } => blocklengths.iter().chain(displacements).all(int) && int(&(blocklengths.len() as i64)),
+        Kind::Hindexed {
+            blocklengths,
+            displacements,
+            ..
+        }
+        | Kind::Struct {
+            blocklengths,
+            displacements,
+            ..
+        } => blocklengths.iter().all(int) && displacements.iter().all(aint) && int(&(blocklengths.len() as i64)),
+        Kind::IndexedBlock {
+            blocklength,
+            displacements,
+            ..
+        } => int(blocklength) && displacements.iter().all(int) && int(&(displacements.len() as i64)),
+        Kind::HindexedBlock {
+            blocklength,
+            displacements,
+            ..
+        } => int(blocklength) && displacements.iter().all(aint) && int(&(displacements.len() as i64)),
+        Kind::Subarray {
+            sizes,
+            subsizes,
+            starts,
+            ..
+        } => sizes.iter().chain(subsizes).chain(starts).all(int),
+        Kind::Darray { gsizes, .. } => gsizes.iter().all(int),
+        Kind::Resized { lb, extent, .. } => aint(lb) && aint(extent),
+        _ => true,
+    }
+}
+
+struct Builder {
+    local: &'static Local,
+}
+
+fn ints(v: &[i64]) -> Vec<c_int> {
+    v.iter().map(|&x| x as c_int).collect()
+}
+
+fn aints(v: &[i64]) -> Vec<MPI_Aint> {
+    v.iter().map(|&x| x as MPI_Aint).collect()
+}
+
+impl Builder {
+    fn build(&self, node: &Node) -> Result<Built> {
+        if let Kind::Named(p) = &node.kind {
+            let handle = self
+                .local
+                .datatype(*p)
+                .ok_or_else(|| Error::unsupported(format!("{} is not defined by this MPI", p.mpi_name())))?;
+            return Ok(Built {
+                handle,
+                derived: false,
+            });
+        }
+        if let Some(handle) = self.f90(node)? {
+            return Ok(Built {
+                handle,
+                derived: false,
+            });
+        }
+        let mut kids = Kids(Vec::new());
+        let rewrite_markers = self.local.datatype(Predefined::LB).is_none();
+        for child in node.children() {
+            if rewrite_markers && matches!(node.kind, Kind::Struct { .. }) && matches!(child.kind, Kind::Named(p) if p.is_marker()) {
+                kids.0.push(Built {
+                    handle: self.local.datatype_null(),
+                    derived: false,
+                });
+                continue;
+            }
+            kids.0.push(self.build(child)?);
+        }
+        let handles: Vec<Datatype> = kids.0.iter().map(|b| b.handle).collect();
+        let handle = self.construct(node, &handles)?;
+        let built = Built {
+            handle,
+            derived: true,
+        };
+        if let Some(name) = &node.name {
+            if let Err(e) = mpi::set_name(handle, name) {
+                built.release();
+                return Err(e);
+            }
+        }
+        drop(kids);
+        Ok(built)
+    }
+
+    fn f90(&self, node: &Node) -> Result<Option<Datatype>> {
+        let l = &self.local.constants;
+        let local_undef = |v: i64| if v == UNDEFINED { l.undefined } else { v as c_int };
+        let mut out = self.local.datatype_null();
+        // SAFETY: out is a valid local; F90 types are predefined and never freed.
+        let rc = unsafe {
+            match &node.kind {
+                Kind::F90Real { p, r } => ffi::MPI_Type_create_f90_real(local_undef(*p), local_undef(*r), &mut out),
+                Kind::F90Complex { p, r } => ffi::MPI_Type_create_f90_complex(local_undef(*p), local_undef(*r), &mut out),
+                Kind::F90Integer { r } => ffi::MPI_Type_create_f90_integer(local_undef(*r), &mut out),
+                _ => return Ok(None),
+            }
+        };
+        check(rc, "MPI_Type_create_f90_*")?;
+        Ok(Some(out))
+    }
+
+    /// Calls the node's constructor on already-built children.
+    fn construct(&self, node: &Node, kids: &[Datatype]) -> Result<Datatype> {
+        let large = node.large && self.local.has_large_count();
+        let mut out = self.local.datatype_null();
+        let o = &mut out as *mut Datatype;
+        let name = node.combiner().mpi_name();
+        // SAFETY (every call below): array arguments are Vecs of exactly the
+        // counts passed (checked by tree::validate), `o` points to a local,
+        // and every child handle is a live handle built above.
+        let rc = unsafe {
+            match &node.kind {
+                Kind::Named(_) | Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => {
+                    unreachable!("built without a constructor")
+                }
+                Kind::Dup(_) => ffi::MPI_Type_dup(kids[0], o),
+                Kind::Contiguous { count, .. } => {
+                    if large {
+                        shim::mpixm_type_contiguous_c(*count, kids[0], o)
+                    } else {
+                        ffi::MPI_Type_contiguous(*count as c_int, kids[0], o)
+                    }
+                }
+                Kind::Vector {
+                    count,
+                    blocklength,
+                    stride,
+                    ..
+                } => {
+                    if large {
+                        shim::mpixm_type_vector_c(*count, *blocklength, *stride, kids[0], o)
+                    } else {
+                        ffi::MPI_Type_vector(*count as c_int, *blocklength as c_int, *stride as c_int, kids[0], o)
+                    }
+                }
+                Kind::Hvector {
+                    count,
+                    blocklength,
+                    stride,
+                    legacy,
+                    ..
+                } => {
+                    if large {
+                        shim::mpixm_type_create_hvector_c(*count, *blocklength, *stride, kids[0], o)
+                    } else if *legacy && self.local.has_mpi1() {
+                        shim::mpixm_type_hvector(*count as c_int, *blocklength as c_int, *stride as MPI_Aint, kids[0], o)
+                    } else {
+                        ffi::MPI_Type_create_hvector(*count as c_int, *blocklength as c_int, *stride as MPI_Aint, kids[0], o)
+                    }
+                }
+                Kind::Indexed {
+                    blocklengths,
+                    displacements,
+                    ..
+                } => {
+                    let n = blocklengths.len();
+                    if large {
+                        shim::mpixm_type_indexed_c(n as MPI_Count, blocklengths.as_ptr(), displacements.as_ptr(), kids[0], o)
+                    } else {
+                        ffi::MPI_Type_indexed(n as c_int, ints(blocklengths).as_ptr(), ints(displacements).as_ptr(), kids[0], o)
+                    }
+                }
+                Kind::Hindexed {
+                    blocklengths,
+                    displacements,
+                    legacy,
+                    ..
+                } => {
+                    let n = blocklengths.len();
+                    if large {
+                        shim::mpixm_type_create_hindexed_c(n as MPI_Count, blocklengths.as_ptr(), displacements.as_ptr(), kids[0], o)
+                    } else if *legacy && self.local.has_mpi1() {
+                        shim::mpixm_type_hindexed(n as c_int, ints(blocklengths).as_mut_ptr(), aints(displacements).as_mut_ptr(), kids[0], o)
+                    } else {
+                        ffi::MPI_Type_create_hindexed(n as c_int, ints(blocklengths).as_ptr(), aints(displacements).as_ptr(), kids[0], o)
+                    }
+                }
+                Kind::IndexedBlock {
+                    blocklength,
+                    displacements,
+                    ..
+                } => {
+                    let n = displacements.len();
+                    if large {
+                        shim::mpixm_type_create_indexed_block_c(n as MPI_Count, *blocklength, displacements.as_ptr(), kids[0], o)
+                    } else {
+                        ffi::MPI_Type_create_indexed_block(n as c_int, *blocklength as c_int, ints(displacements).as_ptr(), kids[0], o)
+                    }
+                }
+                Kind::HindexedBlock {
+                    blocklength,
+                    displacements,
+                    ..
+                } => {
+                    let n = displacements.len();
+                    if large {
+                        shim::mpixm_type_create_hindexed_block_c(n as MPI_Count, *blocklength, displacements.as_ptr(), kids[0], o)
+                    } else {
+                        ffi::MPI_Type_create_hindexed_block(n as c_int, *blocklength as c_int, aints(displacements).as_ptr(), kids[0], o)
+                    }
+                }
+                Kind::Struct {
+                    blocklengths,
+                    displacements,
+                    types,
+                    legacy,
+                } => {
+                    let has_markers = types.iter().any(|t| matches!(t.kind, Kind::Named(p) if p.is_marker()));
+                    if has_markers && self.local.datatype(Predefined::LB).is_none() {
+                        return self.struct_without_markers(blocklengths, displacements, types, kids);
+                    }
+                    let n = blocklengths.len();
+                    if large {
+                        shim::mpixm_type_create_struct_c(n as MPI_Count, blocklengths.as_ptr(), displacements.as_ptr(), kids.as_ptr(), o)
+                    } else if *legacy && self.local.has_mpi1() {
+                        let mut k = kids.to_vec();
+                        shim::mpixm_type_struct(n as c_int, ints(blocklengths).as_mut_ptr(), aints(displacements).as_mut_ptr(), k.as_mut_ptr(), o)
+                    } else {
+                        ffi::MPI_Type_create_struct(n as c_int, ints(blocklengths).as_ptr(), aints(displacements).as_ptr(), kids.as_ptr(), o)
+                    }
+                }
+                Kind::Subarray {
+                    sizes,
+                    subsizes,
+                    starts,
+                    order,
+                    ..
+                } => {
+                    let n = sizes.len() as c_int;
+                    let order = self.order(*order);
+                    if large {
+                        shim::mpixm_type_create_subarray_c(n, sizes.as_ptr(), subsizes.as_ptr(), starts.as_ptr(), order, kids[0], o)
+                    } else {
+                        ffi::MPI_Type_create_subarray(n, ints(sizes).as_ptr(), ints(subsizes).as_ptr(), ints(starts).as_ptr(), order, kids[0], o)
+                    }
+                }
+                Kind::Darray {
+                    size,
+                    rank,
+                    gsizes,
+                    distribs,
+                    dargs,
+                    psizes,
+                    order,
+                    ..
+                } => {
+                    let l = &self.local.constants;
+                    let n = gsizes.len() as c_int;
+                    let distribs: Vec<c_int> = distribs
+                        .iter()
+                        .map(|d| match d {
+                            Distribution::Block => l.distribute_block,
+                            Distribution::Cyclic => l.distribute_cyclic,
+                            Distribution::None => l.distribute_none,
+                        })
+                        .collect();
+                    let dargs: Vec<c_int> = dargs
+                        .iter()
+                        .map(|&d| if d == DFLT_DARG { l.distribute_dflt_darg } else { d as c_int })
+                        .collect();
+                    let psizes = ints(psizes);
+                    let order = self.order(*order);
+                    if large {
+                        shim::mpixm_type_create_darray_c(
+                            *size as c_int,
+                            *rank as c_int,
+                            n,
+                            gsizes.as_ptr(),
+                            distribs.as_ptr(),
+                            dargs.as_ptr(),
+                            psizes.as_ptr(),
+                            order,
+                            kids[0],
+                            o,
+                        )
+                    } else {
+                        ffi::MPI_Type_create_darray(
+                            *size as c_int,
+                            *rank as c_int,
+                            n,
+                            ints(gsizes).as_ptr(),
+                            distribs.as_ptr(),
+                            dargs.as_ptr(),
+                            psizes.as_ptr(),
+                            order,
+                            kids[0],
+                            o,
+                        )
+                    }
+                }
+                Kind::Resized { lb, extent, .. } => {
+                    if large {
+                        shim::mpixm_type_create_resized_c(*lb, *extent, kids[0], o)
+                    } else {
+                        ffi::MPI_Type_create_resized(kids[0], *lb as MPI_Aint, *extent as MPI_Aint, o)
+                    }
+                }
+                Kind::ValueIndex { .. } => shim::mpixm_type_get_value_index(kids[0], kids[1], o),
+            }
+        };
+        check(rc, constructor_name(node.combiner(), large)).map_err(|e| match e {
+            Error::Mpi { code, message, .. } => Error::Mpi {
+                call: constructor_name(node.combiner(), large),
+                code,
+                message: format!("{message} (building {name})"),
+            },
+            e => e,
+        })?;
+        Ok(out)
+    }
+
+    fn order(&self, order: Order) -> c_int {
+        match order {
+            Order::C => self.local.constants.order_c,
+            Order::Fortran => self.local.constants.order_fortran,
+        }
+    }
+
+    /// A struct with MPI_LB / MPI_UB members, on an MPI without them: the
+    /// struct of the other members, resized to the bounds the markers set
+    /// (MPI-1's rule: explicit markers, including those inside members,
+    /// dominate).
+    fn struct_without_markers(
+        &self,
+        blocklengths: &[i64],
+        displacements: &[i64],
+        types: &[Node],
+        kids: &[Datatype],
+    ) -> Result<Datatype> {
+        let (mut lbs, mut ubs) = (Vec::new(), Vec::new());
+        let (mut bl, mut disp, mut handles) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut sticky_lb, mut sticky_ub) = (false, false);
+        for i in 0..types.len() {
+            match types[i].kind {
+                Kind::Named(p) if p == Predefined::LB => {
+                    if blocklengths[i] > 0 {
+                        lbs.push(displacements[i]);
+                    }
+                }
+                Kind::Named(p) if p == Predefined::UB => {
+                    if blocklengths[i] > 0 {
+                        ubs.push(displacements[i]);
+                    }
+                }
+                _ => {
+                    if blocklengths[i] > 0 {
+                        let (l, u) = types[i].sticky_bounds();
+                        sticky_lb |= l;
+                        sticky_ub |= u;
+                    }
+                    bl.push(blocklengths[i] as c_int);
+                    disp.push(displacements[i] as MPI_Aint);
+                    handles.push(kids[i]);
+                }
+            }
+        }
+        let mut inner = self.local.datatype_null();
+        // SAFETY: arrays of equal length bl.len(); inner is a local.
+        let rc = unsafe {
+            ffi::MPI_Type_create_struct(bl.len() as c_int, bl.as_ptr(), disp.as_ptr(), handles.as_ptr(), &mut inner)
+        };
+        check(rc, "MPI_Type_create_struct")?;
+        let inner = Built {
+            handle: inner,
+            derived: true,
+        };
+        let geometry = match mpi::geometry(inner.handle) {
+            Ok(g) => g,
+            Err(e) => {
+                inner.release();
+                return Err(e);
+            }
+        };
+        let (s_lb, s_ub) = (geometry.lb, geometry.lb + geometry.extent);
+        let lb = if lbs.is_empty() {
+            s_lb
+        } else {
+            lbs.into_iter().chain(sticky_lb.then_some(s_lb)).min().unwrap_or(s_lb)
+        };
+        let ub = if ubs.is_empty() {
+            s_ub
+        } else {
+            ubs.into_iter().chain(sticky_ub.then_some(s_ub)).max().unwrap_or(s_ub)
+        };
+        let mut out = self.local.datatype_null();
+        // SAFETY: inner is live; out is a local.
+        let rc = unsafe { ffi::MPI_Type_create_resized(inner.handle, lb as MPI_Aint, (ub - lb) as MPI_Aint, &mut out) };
+        inner.release();
+        check(rc, "MPI_Type_create_resized")?;
+        Ok(out)
+    }
+}
+
+fn constructor_name(c: Combiner, large: bool) -> &'static str {
+    match (c, large) {
+        (Combiner::Dup, _) => "MPI_Type_dup",
+        (Combiner::Contiguous, false) => "MPI_Type_contiguous",
+        (Combiner::Contiguous, true) => "MPI_Type_contiguous_c",
+        (Combiner::Vector, false) => "MPI_Type_vector",
+        (Combiner::Vector, true) => "MPI_Type_vector_c",
+        (Combiner::Hvector | Combiner::HvectorInteger, false) => "MPI_Type_create_hvector",
+        (Combiner::Hvector | Combiner::HvectorInteger, true) => "MPI_Type_create_hvector_c",
+        (Combiner::Indexed, false) => "MPI_Type_indexed",
+        (Combiner::Indexed, true) => "MPI_Type_indexed_c",
+        (Combiner::Hindexed | Combiner::HindexedInteger, false) => "MPI_Type_create_hindexed",
+        (Combiner::Hindexed | Combiner::HindexedInteger, true) => "MPI_Type_create_hindexed_c",
+        (Combiner::IndexedBlock, false) => "MPI_Type_create_indexed_block",
+        (Combiner::IndexedBlock, true) => "MPI_Type_create_indexed_block_c",
+        (Combiner::HindexedBlock, false) => "MPI_Type_create_hindexed_block",
+        (Combiner::HindexedBlock, true) => "MPI_Type_create_hindexed_block_c",
+        (Combiner::Struct | Combiner::StructInteger, false) => "MPI_Type_create_struct",
+        (Combiner::Struct | Combiner::StructInteger, true) => "MPI_Type_create_struct_c",
+        (Combiner::Subarray, false) => "MPI_Type_create_subarray",
+        (Combiner::Subarray, true) => "MPI_Type_create_subarray_c",
+        (Combiner::Darray, false) => "MPI_Type_create_darray",
+        (Combiner::Darray, true) => "MPI_Type_create_darray_c",
+        (Combiner::Resized, false) => "MPI_Type_create_resized",
+        (Combiner::Resized, true) => "MPI_Type_create_resized_c",
+        (Combiner::ValueIndex, _) => "MPI_Type_get_value_index",
+        (Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer, _) => "MPI_Type_create_f90_*",
+    }
+}

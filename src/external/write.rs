@@ -1,0 +1,173 @@
+//! Tree → external bytes.
+
+use super::{FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
+use crate::tree::{Kind, Node};
+use xdr_codec::Pack;
+
+/// Appends the external stream of `tree` to `out`.
+pub fn write(tree: &Node, out: &mut Vec<u8>) {
+    out.reserve(size(tree));
+    put_u32(out, MAGIC);
+    put_u32(out, VERSION << 16);
+    node(tree, out);
+}
+
+/// The exact length `write` produces.
+pub fn size(tree: &Node) -> usize {
+    super::HEADER_LEN + node_size(tree)
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    // Writing into a Vec cannot fail.
+    let _ = v.pack(out);
+}
+
+/// Writes one integer field in the node's width.
+fn put_int(out: &mut Vec<u8>, wide: bool, v: i64) {
+    if wide {
+        let _ = v.pack(out);
+    } else {
+        let _ = (v as i32).pack(out);
+    }
+}
+
+fn put_ints(out: &mut Vec<u8>, wide: bool, v: &[i64]) {
+    for &x in v {
+        put_int(out, wide, x);
+    }
+}
+
+fn node(n: &Node, out: &mut Vec<u8>) {
+    let fields = int_fields(n);
+    let wide = fields.iter().any(|&v| i32::try_from(v).is_err());
+    let mut word = n.combiner().code();
+    if n.name.is_some() {
+        word |= FLAG_NAME;
+    }
+    if wide {
+        word |= FLAG_WIDE;
+    }
+    if n.large {
+        word |= FLAG_LARGE;
+    }
+    put_u32(out, word);
+    if let Kind::Named(p) = n.kind {
+        put_u32(out, p.0 as u32);
+        return;
+    }
+    if let Some(name) = &n.name {
+        let _ = xdr_codec::pack_opaque_flex(name, None, out);
+    }
+    put_ints(out, wide, &fields);
+    for child in n.children() {
+        node(child, out);
+    }
+}
+
+/// The node's integer fields in stream order (spec/external.md, "Payloads").
+pub(crate) fn int_fields(n: &Node) -> Vec<i64> {
+    match &n.kind {
+        Kind::Named(_) | Kind::Dup(_) | Kind::ValueIndex { .. } => vec![],
+        Kind::F90Real { p, r } | Kind::F90Complex { p, r } => vec![*p, *r],
+        Kind::F90Integer { r } => vec![*r],
+        Kind::Contiguous { count, .. } => vec![*count],
+        Kind::Vector {
+            count,
+            blocklength,
+            stride,
+            ..
+        }
+        | Kind::Hvector {
+            count,
+            blocklength,
+            stride,
+            ..
+        } => vec![*count, *blocklength, *stride],
+        Kind::Indexed {
+            blocklengths,
+            displacements,
+            ..
+        }
+        | Kind::Hindexed {
+            blocklengths,
+            displacements,
+            ..
+        }
+        | Kind::Struct {
+            blocklengths,
+            displacements,
+            ..
+        } => {
+            let mut v = Vec::with_capacity(1 + 2 * blocklengths.len());
+            v.push(blocklengths.len() as i64);
+            v.extend_from_slice(blocklengths);
+            v.extend_from_slice(displacements);
+            v
+        }
+        Kind::IndexedBlock {
+            blocklength,
+            displacements,
+            ..
+        }
+        | Kind::HindexedBlock {
+            blocklength,
+            displacements,
+            ..
+        } => {
+            let mut v = Vec::with_capacity(2 + displacements.len());
+            v.push(displacements.len() as i64);
+            v.push(*blocklength);
+            v.extend_from_slice(displacements);
+            v
+        }
+        Kind::Subarray {
+            sizes,
+            subsizes,
+            starts,
+            order,
+            ..
+        } => {
+            let mut v = Vec::with_capacity(2 + 3 * sizes.len());
+            v.push(sizes.len() as i64);
+            v.extend_from_slice(sizes);
+            v.extend_from_slice(subsizes);
+            v.extend_from_slice(starts);
+            v.push(*order as i64);
+            v
+        }
+        Kind::Darray {
+            size,
+            rank,
+            gsizes,
+            distribs,
+            dargs,
+            psizes,
+            order,
+            ..
+        } => {
+            let mut v = Vec::with_capacity(4 + 4 * gsizes.len());
+            v.extend_from_slice(&[*size, *rank, gsizes.len() as i64]);
+            v.extend_from_slice(gsizes);
+            v.extend(distribs.iter().map(|&d| d as i64));
+            v.extend_from_slice(dargs);
+            v.extend_from_slice(psizes);
+            v.push(*order as i64);
+            v
+        }
+        Kind::Resized { lb, extent, .. } => vec![*lb, *extent],
+    }
+}
+
+fn node_size(n: &Node) -> usize {
+    let mut size = 4;
+    if let Kind::Named(_) = n.kind {
+        return size + 4;
+    }
+    if let Some(name) = &n.name {
+        size += 4 + name.len().div_ceil(4) * 4;
+    }
+    let fields = int_fields(n);
+    let wide = fields.iter().any(|&v| i32::try_from(v).is_err());
+    size += fields.len() * if wide { 8 } else { 4 };
+    size + n.children().iter().map(|c| node_size(c)).sum::<usize>()
+}

@@ -1,0 +1,26 @@
+//! mpix-marshal: marshal any MPI datatype into bytes and back.
+//!
+//! The library implements the `MPIX_Type_marshal` extension proposed by
+//! Kimpe, Goodell and Ross ("MPI Datatype Marshalling: A Case Study in
+//! Datatype Equivalence", EuroMPI 2010). The architecture follows the data:
+//!
+//! * [`decode`]: MPI datatype → [`tree::Node`] (envelope/contents calls),
+//! * [`external`]: tree ↔ portable bytes (`spec/external.md`),
+//! * [`encode`]: tree → new MPI datatype (constructor calls),
+//! * [`api`]: the safe Rust API, and `capi`: the C API at the edge.
+//!
+//! Everything implementation-specific about MPI lives in [`mpi`] and the C
+//! shim it wraps.
+
+pub mod api;
+pub mod capi;
+pub mod codes;
+pub mod decode;
+pub mod encode;
+pub mod error;
+pub mod external;
+pub mod mpi;
+pub mod tree;
+
+pub use api::{marshal, marshal_into, marshal_size, type_tree, unmarshal, Representation};
+pub use error::{Error, Result};

@@ -1,0 +1,356 @@
+//! The MPI edge: the local MPI's constants and predefined handles (through
+//! the C shim), and checked wrappers for the MPI calls the library makes.
+//! Every MPI return code is checked here; nothing above this module calls
+//! MPI directly.
+
+pub mod shim;
+
+use crate::codes::{Combiner, Predefined};
+use crate::error::{Error, Result};
+pub use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype};
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int};
+use std::sync::OnceLock;
+
+/// An MPI datatype handle.
+pub type Datatype = MPI_Datatype;
+
+const MPI_SUCCESS: c_int = 0;
+
+/// A handle's bits, to compare or look up handles whatever their C type
+/// (an `int` in MPICH, a pointer in Open MPI).
+pub fn handle_bits(t: Datatype) -> u64 {
+    // SAFETY: Datatype is a plain 4- or 8-byte handle (repr(transparent)
+    // over int or pointer); reading it as an integer of its size is valid.
+    unsafe {
+        match std::mem::size_of::<Datatype>() {
+            4 => std::mem::transmute_copy::<Datatype, u32>(&t) as u64,
+            8 => std::mem::transmute_copy::<Datatype, u64>(&t),
+            _ => unreachable!("MPI_Datatype is 4 or 8 bytes"),
+        }
+    }
+}
+
+fn handle_from_bits(bits: u64) -> Datatype {
+    // SAFETY: the inverse of handle_bits, for bits that came from a handle.
+    unsafe {
+        match std::mem::size_of::<Datatype>() {
+            4 => std::mem::transmute_copy::<u32, Datatype>(&(bits as u32)),
+            8 => std::mem::transmute_copy::<u64, Datatype>(&bits),
+            _ => unreachable!("MPI_Datatype is 4 or 8 bytes"),
+        }
+    }
+}
+
+/// What the local MPI defines, read once from the shim.
+pub struct Local {
+    pub constants: shim::Constants,
+    null_bits: u64,
+    /// Handle bits by portable code (index: code - 0x200).
+    by_code: Vec<u64>,
+    /// (handle bits, portable code), sorted by handle bits.
+    by_handle: Vec<(u64, u16)>,
+    /// (local combiner value, portable combiner).
+    combiners: Vec<(c_int, Combiner)>,
+}
+
+const CODE_BASE: usize = 0x200;
+const CODE_SPAN: usize = 0x200;
+
+/// The local MPI's constants and predefined handles.
+pub fn local() -> &'static Local {
+    static LOCAL: OnceLock<Local> = OnceLock::new();
+    LOCAL.get_or_init(Local::read)
+}
+
+impl Local {
+    fn read() -> Local {
+        let mut constants = shim::Constants::default();
+        let mut n: c_int = 0;
+        // SAFETY: the shim fills the struct (layouts mirror each other) and
+        // returns a static table of n entries.
+        let (table, null) = unsafe {
+            shim::mpixm_get_constants(&mut constants);
+            let table = shim::mpixm_predefined_table(&mut n);
+            (
+                std::slice::from_raw_parts(table, n as usize),
+                shim::mpixm_datatype_null(),
+            )
+        };
+        let null_bits = handle_bits(null);
+        let mut by_code = vec![null_bits; CODE_SPAN];
+        let mut by_handle = Vec::with_capacity(table.len());
+        for entry in table {
+            let bits = handle_bits(entry.datatype);
+            if bits == null_bits {
+                continue; // declared but not available (MPICH's MPI_INTEGER16)
+            }
+            let code = entry.code as usize;
+            debug_assert!((CODE_BASE..CODE_BASE + CODE_SPAN).contains(&code));
+            by_code[code - CODE_BASE] = bits;
+            // The first entry for a handle is the canonical code.
+            if !by_handle.iter().any(|&(b, _)| b == bits) {
+                by_handle.push((bits, entry.code as u16));
+            }
+        }
+        by_handle.sort_unstable();
+        let c = &constants;
+        let combiners = [
+            (c.named, Combiner::Named),
+            (c.dup, Combiner::Dup),
+            (c.contiguous, Combiner::Contiguous),
+            (c.vector, Combiner::Vector),
+            (c.hvector, Combiner::Hvector),
+            (c.indexed, Combiner::Indexed),
+            (c.hindexed, Combiner::Hindexed),
+            (c.indexed_block, Combiner::IndexedBlock),
+            (c.hindexed_block, Combiner::HindexedBlock),
+            (c.struct_, Combiner::Struct),
+            (c.subarray, Combiner::Subarray),
+            (c.darray, Combiner::Darray),
+            (c.f90_real, Combiner::F90Real),
+            (c.f90_complex, Combiner::F90Complex),
+            (c.f90_integer, Combiner::F90Integer),
+            (c.resized, Combiner::Resized),
+            (c.value_index, Combiner::ValueIndex),
+            (c.hvector_integer, Combiner::HvectorInteger),
+            (c.hindexed_integer, Combiner::HindexedInteger),
+            (c.struct_integer, Combiner::StructInteger),
+        ]
+        .into_iter()
+        .filter(|&(local, _)| local >= 0)
+        .collect();
+        Local {
+            constants,
+            null_bits,
+            by_code,
+            by_handle,
+            combiners,
+        }
+    }
+
+    /// The local handle of a predefined type, if this MPI defines it.
+    pub fn datatype(&self, p: Predefined) -> Option<Datatype> {
+        let i = (p.0 as usize).checked_sub(CODE_BASE)?;
+        let bits = *self.by_code.get(i)?;
+        (bits != self.null_bits).then(|| handle_from_bits(bits))
+    }
+
+    /// The portable code of a local predefined handle.
+    pub fn predefined(&self, t: Datatype) -> Option<Predefined> {
+        let bits = handle_bits(t);
+        self.by_handle
+            .binary_search_by_key(&bits, |e| e.0)
+            .ok()
+            .map(|i| Predefined(self.by_handle[i].1))
+    }
+
+    /// The portable combiner of a local combiner value.
+    pub fn combiner(&self, local: c_int) -> Option<Combiner> {
+        self.combiners
+            .iter()
+            .find(|e| e.0 == local)
+            .map(|e| e.1)
+    }
+
+    pub fn datatype_null(&self) -> Datatype {
+        handle_from_bits(self.null_bits)
+    }
+
+    pub fn has_large_count(&self) -> bool {
+        self.constants.have_large_count != 0
+    }
+
+    pub fn has_mpi1(&self) -> bool {
+        self.constants.have_mpi1 != 0
+    }
+
+    /// Longest name `MPI_Type_set_name` takes, without the terminating NUL.
+    pub fn max_name_len(&self) -> usize {
+        (self.constants.max_object_name.max(1) - 1) as usize
+    }
+
+    /// Every predefined type this MPI defines: (portable code, handle).
+    pub fn all_predefined(&self) -> Vec<(Predefined, Datatype)> {
+        crate::codes::PREDEFINED
+            .iter()
+            .filter_map(|&(code, _)| {
+                let p = Predefined(code);
+                self.datatype(p).map(|t| (p, t))
+            })
+            .collect()
+    }
+}
+
+/// MPI's message for an error code.
+pub fn error_string(code: c_int) -> String {
+    let mut buf = vec![0 as c_char; 1024];
+    let mut len: c_int = 0;
+    // SAFETY: the buffer is at least MPI_MAX_ERROR_STRING (1024 in MPICH,
+    // 256 in Open MPI) characters long.
+    let rc = unsafe { mpi_sys::MPI_Error_string(code, buf.as_mut_ptr(), &mut len) };
+    if rc != MPI_SUCCESS {
+        return format!("unknown MPI error {code}");
+    }
+    // SAFETY: MPI wrote a NUL-terminated string into buf.
+    unsafe { CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Turns an MPI return code into a Result.
+#[inline]
+pub fn check(rc: c_int, call: &'static str) -> Result<()> {
+    if rc == MPI_SUCCESS {
+        Ok(())
+    } else if rc == shim::UNSUPPORTED {
+        Err(Error::unsupported(format!("{call} is not provided by this MPI")))
+    } else {
+        Err(Error::Mpi {
+            call,
+            code: rc,
+            message: error_string(rc),
+        })
+    }
+}
+
+/// Whether MPI is initialized and not yet finalized.
+pub fn is_initialized() -> bool {
+    let mut init: c_int = 0;
+    let mut fini: c_int = 0;
+    // SAFETY: both calls may be made at any time, even before MPI_Init.
+    unsafe {
+        mpi_sys::MPI_Initialized(&mut init);
+        mpi_sys::MPI_Finalized(&mut fini);
+    }
+    init != 0 && fini == 0
+}
+
+/// The envelope of a datatype, with 64-bit numbers.
+#[derive(Debug, Clone, Copy)]
+pub struct Envelope {
+    pub ni: usize,
+    pub na: usize,
+    pub nc: usize,
+    pub nd: usize,
+    pub combiner: c_int,
+}
+
+pub fn envelope(t: Datatype) -> Result<Envelope> {
+    let (mut ni, mut na, mut nc, mut nd, mut comb) = (0, 0, 0, 0, 0);
+    // SAFETY: all out-pointers are valid locals.
+    let rc = unsafe { shim::mpixm_get_envelope(t, &mut ni, &mut na, &mut nc, &mut nd, &mut comb) };
+    check(rc, "MPI_Type_get_envelope")?;
+    let size = |n: MPI_Count| {
+        usize::try_from(n).map_err(|_| Error::invalid(format!("MPI_Type_get_envelope returned a negative count {n}")))
+    };
+    Ok(Envelope {
+        ni: size(ni)?,
+        na: size(na)?,
+        nc: size(nc)?,
+        nd: size(nd)?,
+        combiner: comb,
+    })
+}
+
+/// Buffers for `MPI_Type_get_contents`, reused across a traversal.
+#[derive(Default)]
+pub struct Contents {
+    pub ints: Vec<c_int>,
+    pub addrs: Vec<MPI_Aint>,
+    pub counts: Vec<MPI_Count>,
+    pub types: Vec<Datatype>,
+}
+
+/// Fills `out` with the contents of a derived datatype. The handles in
+/// `out.types` are new references the caller must free (unless predefined).
+pub fn contents(t: Datatype, env: &Envelope, out: &mut Contents) -> Result<()> {
+    out.ints.clear();
+    out.ints.resize(env.ni, 0);
+    out.addrs.clear();
+    out.addrs.resize(env.na, 0);
+    out.counts.clear();
+    out.counts.resize(env.nc, 0);
+    out.types.clear();
+    out.types.resize(env.nd, local().datatype_null());
+    // SAFETY: each array has exactly the length the envelope announced.
+    let rc = unsafe {
+        shim::mpixm_get_contents(
+            t,
+            env.ni as MPI_Count,
+            env.na as MPI_Count,
+            env.nc as MPI_Count,
+            env.nd as MPI_Count,
+            out.ints.as_mut_ptr(),
+            out.addrs.as_mut_ptr(),
+            out.counts.as_mut_ptr(),
+            out.types.as_mut_ptr(),
+        )
+    };
+    check(rc, "MPI_Type_get_contents")
+}
+
+/// The user-visible name of a datatype; None when it has none.
+pub fn get_name(t: Datatype) -> Result<Option<Vec<u8>>> {
+    let mut buf = [0 as c_char; 256];
+    let mut len: c_int = 0;
+    // SAFETY: MPI_MAX_OBJECT_NAME is at most 128 in MPICH and 64 in Open MPI;
+    // the buffer is larger.
+    let rc = unsafe { mpi_sys::MPI_Type_get_name(t, buf.as_mut_ptr(), &mut len) };
+    check(rc, "MPI_Type_get_name")?;
+    if buf[0] == 0 {
+        return Ok(None);
+    }
+    // SAFETY: MPI wrote a NUL-terminated string.
+    let name = unsafe { CStr::from_ptr(buf.as_ptr()) };
+    Ok(Some(name.to_bytes().to_vec()))
+}
+
+/// Sets a datatype's name. The name has no NUL and fits MPI_MAX_OBJECT_NAME
+/// (checked by the caller's validation).
+pub fn set_name(t: Datatype, name: &[u8]) -> Result<()> {
+    let mut buf = Vec::with_capacity(name.len() + 1);
+    buf.extend_from_slice(name);
+    buf.push(0);
+    // SAFETY: buf is NUL-terminated and outlives the call.
+    let rc = unsafe { mpi_sys::MPI_Type_set_name(t, buf.as_ptr() as *const c_char) };
+    check(rc, "MPI_Type_set_name")
+}
+
+/// Frees a derived datatype handle.
+pub fn free(t: Datatype) -> Result<()> {
+    let mut t = t;
+    // SAFETY: t is a derived handle the library owns.
+    let rc = unsafe { mpi_sys::MPI_Type_free(&mut t) };
+    check(rc, "MPI_Type_free")
+}
+
+/// Size, lb, extent, true lb and true extent, as 64-bit numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    pub size: i64,
+    pub lb: i64,
+    pub extent: i64,
+    pub true_lb: i64,
+    pub true_extent: i64,
+}
+
+pub fn geometry(t: Datatype) -> Result<Geometry> {
+    let (mut size, mut lb, mut extent, mut tlb, mut textent) = (0, 0, 0, 0, 0);
+    // SAFETY: all out-pointers are valid locals.
+    unsafe {
+        check(mpi_sys::MPI_Type_size_x(t, &mut size), "MPI_Type_size_x")?;
+        check(mpi_sys::MPI_Type_get_extent_x(t, &mut lb, &mut extent), "MPI_Type_get_extent_x")?;
+        check(
+            mpi_sys::MPI_Type_get_true_extent_x(t, &mut tlb, &mut textent),
+            "MPI_Type_get_true_extent_x",
+        )?;
+    }
+    Ok(Geometry {
+        size,
+        lb,
+        extent,
+        true_lb: tlb,
+        true_extent: textent,
+    })
+}

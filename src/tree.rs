@@ -1,0 +1,532 @@
+//! The owned datatype tree: one node per constructor call, with the
+//! arguments the call took. The decoder fills it from an MPI type, the
+//! external reader from bytes; the encoder turns it back into an MPI type,
+//! the external writer into bytes. `validate` is the gate every tree passes
+//! before any MPI constructor sees it.
+
+use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
+use crate::error::{Error, Result};
+
+/// Deepest tree the library marshals or unmarshals. MPI implementations
+/// themselves handle trees of this depth; far deeper streams are hostile.
+pub const MAX_DEPTH: usize = 512;
+
+/// Longest type name the format carries (MPICH's MPI_MAX_OBJECT_NAME - 1).
+pub const MAX_NAME_LEN: usize = 127;
+
+/// One constructor call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// The name set with `MPI_Type_set_name`; None for unnamed and for
+    /// predefined types, whose names are the MPI's own.
+    pub name: Option<Vec<u8>>,
+    /// Made by an MPI-4 large-count (`_c`) constructor.
+    pub large: bool,
+    pub kind: Kind,
+}
+
+/// The constructor and its arguments. Counts, displacements and strides are
+/// 64-bit whatever the constructor's C types; byte displacements are in
+/// bytes, element displacements in elements of the old type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Named(Predefined),
+    Dup(Box<Node>),
+    Contiguous {
+        count: i64,
+        old: Box<Node>,
+    },
+    Vector {
+        count: i64,
+        blocklength: i64,
+        stride: i64,
+        old: Box<Node>,
+    },
+    /// `legacy`: made by the MPI-1 `MPI_Type_hvector` (HVECTOR_INTEGER).
+    Hvector {
+        count: i64,
+        blocklength: i64,
+        stride: i64,
+        old: Box<Node>,
+        legacy: bool,
+    },
+    Indexed {
+        blocklengths: Vec<i64>,
+        displacements: Vec<i64>,
+        old: Box<Node>,
+    },
+    Hindexed {
+        blocklengths: Vec<i64>,
+        displacements: Vec<i64>,
+        old: Box<Node>,
+        legacy: bool,
+    },
+    IndexedBlock {
+        blocklength: i64,
+        displacements: Vec<i64>,
+        old: Box<Node>,
+    },
+    HindexedBlock {
+        blocklength: i64,
+        displacements: Vec<i64>,
+        old: Box<Node>,
+    },
+    Struct {
+        blocklengths: Vec<i64>,
+        displacements: Vec<i64>,
+        types: Vec<Node>,
+        legacy: bool,
+    },
+    Subarray {
+        sizes: Vec<i64>,
+        subsizes: Vec<i64>,
+        starts: Vec<i64>,
+        order: Order,
+        old: Box<Node>,
+    },
+    /// `dargs` holds `DFLT_DARG` (-1) for MPI_DISTRIBUTE_DFLT_DARG.
+    Darray {
+        size: i64,
+        rank: i64,
+        gsizes: Vec<i64>,
+        distribs: Vec<Distribution>,
+        dargs: Vec<i64>,
+        psizes: Vec<i64>,
+        order: Order,
+        old: Box<Node>,
+    },
+    /// p and r are `UNDEFINED` (-1) for MPI_UNDEFINED.
+    F90Real {
+        p: i64,
+        r: i64,
+    },
+    F90Complex {
+        p: i64,
+        r: i64,
+    },
+    F90Integer {
+        r: i64,
+    },
+    Resized {
+        lb: i64,
+        extent: i64,
+        old: Box<Node>,
+    },
+    ValueIndex {
+        value: Box<Node>,
+        index: Box<Node>,
+    },
+}
+
+impl Node {
+    pub fn new(kind: Kind) -> Node {
+        Node {
+            name: None,
+            large: false,
+            kind,
+        }
+    }
+
+    pub fn named(p: Predefined) -> Node {
+        Node::new(Kind::Named(p))
+    }
+
+    pub fn combiner(&self) -> Combiner {
+        self.kind.combiner()
+    }
+
+    /// Predefined in MPI's sense: never freed, carries no name of its own.
+    pub fn is_predefined(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::Named(_) | Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. }
+        )
+    }
+
+    /// The child nodes, in stream order.
+    pub fn children(&self) -> Vec<&Node> {
+        match &self.kind {
+            Kind::Named(_) | Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => vec![],
+            Kind::Dup(old)
+            | Kind::Contiguous { old, .. }
+            | Kind::Vector { old, .. }
+            | Kind::Hvector { old, .. }
+            | Kind::Indexed { old, .. }
+            | Kind::Hindexed { old, .. }
+            | Kind::IndexedBlock { old, .. }
+            | Kind::HindexedBlock { old, .. }
+            | Kind::Subarray { old, .. }
+            | Kind::Darray { old, .. }
+            | Kind::Resized { old, .. } => vec![old],
+            Kind::Struct { types, .. } => types.iter().collect(),
+            Kind::ValueIndex { value, index } => vec![value, index],
+        }
+    }
+
+    /// Number of nodes in the tree.
+    pub fn node_count(&self) -> usize {
+        1 + self.children().iter().map(|c| c.node_count()).sum::<usize>()
+    }
+
+    /// Whether the typemap carries an explicit lower / upper bound marker
+    /// (MPI_LB / MPI_UB, or the markers of a resized, subarray or darray
+    /// type), which MPI-1's "sticky" rules let dominate a struct's bounds.
+    pub fn sticky_bounds(&self) -> (bool, bool) {
+        match &self.kind {
+            Kind::Named(p) => (*p == Predefined::LB, *p == Predefined::UB),
+            Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => (false, false),
+            Kind::Resized { .. } | Kind::Subarray { .. } | Kind::Darray { .. } => (true, true),
+            Kind::Struct {
+                blocklengths, types, ..
+            } => types
+                .iter()
+                .zip(blocklengths)
+                .filter(|(_, &b)| b > 0)
+                .fold((false, false), |(l, u), (t, _)| {
+                    let (tl, tu) = t.sticky_bounds();
+                    (l || tl, u || tu)
+                }),
+            Kind::ValueIndex { value, index } => {
+                let (a, b) = value.sticky_bounds();
+                let (c, d) = index.sticky_bounds();
+                (a || c, b || d)
+            }
+            _ => {
+                if self.is_empty_repetition() {
+                    (false, false)
+                } else {
+                    self.children()[0].sticky_bounds()
+                }
+            }
+        }
+    }
+
+    /// A one-child constructor that repeats its child zero times.
+    fn is_empty_repetition(&self) -> bool {
+        match &self.kind {
+            Kind::Contiguous { count, .. } => *count == 0,
+            Kind::Vector {
+                count, blocklength, ..
+            }
+            | Kind::Hvector {
+                count, blocklength, ..
+            } => *count == 0 || *blocklength == 0,
+            Kind::Indexed { blocklengths, .. } | Kind::Hindexed { blocklengths, .. } => {
+                blocklengths.iter().all(|&b| b == 0)
+            }
+            Kind::IndexedBlock {
+                blocklength,
+                displacements,
+                ..
+            }
+            | Kind::HindexedBlock {
+                blocklength,
+                displacements,
+                ..
+            } => *blocklength == 0 || displacements.is_empty(),
+            _ => false,
+        }
+    }
+}
+
+impl Kind {
+    pub fn combiner(&self) -> Combiner {
+        match self {
+            Kind::Named(_) => Combiner::Named,
+            Kind::Dup(_) => Combiner::Dup,
+            Kind::Contiguous { .. } => Combiner::Contiguous,
+            Kind::Vector { .. } => Combiner::Vector,
+            Kind::Hvector { legacy: false, .. } => Combiner::Hvector,
+            Kind::Hvector { legacy: true, .. } => Combiner::HvectorInteger,
+            Kind::Indexed { .. } => Combiner::Indexed,
+            Kind::Hindexed { legacy: false, .. } => Combiner::Hindexed,
+            Kind::Hindexed { legacy: true, .. } => Combiner::HindexedInteger,
+            Kind::IndexedBlock { .. } => Combiner::IndexedBlock,
+            Kind::HindexedBlock { .. } => Combiner::HindexedBlock,
+            Kind::Struct { legacy: false, .. } => Combiner::Struct,
+            Kind::Struct { legacy: true, .. } => Combiner::StructInteger,
+            Kind::Subarray { .. } => Combiner::Subarray,
+            Kind::Darray { .. } => Combiner::Darray,
+            Kind::F90Real { .. } => Combiner::F90Real,
+            Kind::F90Complex { .. } => Combiner::F90Complex,
+            Kind::F90Integer { .. } => Combiner::F90Integer,
+            Kind::Resized { .. } => Combiner::Resized,
+            Kind::ValueIndex { .. } => Combiner::ValueIndex,
+        }
+    }
+}
+
+/// Checks that every constructor call in the tree has arguments the MPI
+/// standard allows, so that no MPI constructor is called with arguments it
+/// would reject (and abort on, under MPI_ERRORS_ARE_FATAL). `path` in the
+/// messages is the position in the tree, e.g. `root.types[2].old`.
+pub fn validate(node: &Node) -> Result<()> {
+    let mut path = String::from("root");
+    validate_at(node, 0, &mut path)
+}
+
+fn validate_at(node: &Node, depth: usize, path: &mut String) -> Result<()> {
+    if depth >= MAX_DEPTH {
+        return Err(Error::invalid(format!(
+            "{path}: the tree is deeper than {MAX_DEPTH} levels"
+        )));
+    }
+    let fail = |what: String| Err(Error::invalid(format!("{path} ({}): {what}", node.combiner().mpi_name())));
+    if let Some(name) = &node.name {
+        if node.is_predefined() {
+            return fail("a predefined type carries no name".into());
+        }
+        if name.is_empty() || name.len() > MAX_NAME_LEN || name.contains(&0) {
+            return fail(format!(
+                "a name must be 1 to {MAX_NAME_LEN} bytes without NUL, this one has {} bytes",
+                name.len()
+            ));
+        }
+    }
+    if node.large && !supports_large(node.combiner()) {
+        return fail("this combiner has no large-count constructor".into());
+    }
+    // Classic constructors take C int counts; large ones MPI_Count.
+    let int_max = if node.large { i64::MAX } else { i32::MAX as i64 };
+    let count = |what: &str, v: i64| -> Result<()> {
+        if v < 0 || v > int_max {
+            return Err(Error::invalid(format!(
+                "{path} ({}): {what} {v} is out of range 0..={int_max}",
+                node.combiner().mpi_name()
+            )));
+        }
+        Ok(())
+    };
+    // Element displacements and strides are C ints in classic constructors.
+    let int_arg = |what: &str, v: i64| -> Result<()> {
+        if !node.large && i32::try_from(v).is_err() {
+            return Err(Error::invalid(format!(
+                "{path} ({}): {what} {v} does not fit a C int",
+                node.combiner().mpi_name()
+            )));
+        }
+        Ok(())
+    };
+    let same_len = |what: &str, a: usize, b: usize| -> Result<()> {
+        if a != b {
+            return Err(Error::invalid(format!(
+                "{path} ({}): {what}: {a} and {b} entries",
+                node.combiner().mpi_name()
+            )));
+        }
+        Ok(())
+    };
+    match &node.kind {
+        Kind::Named(_) => {}
+        Kind::F90Real { p, r } | Kind::F90Complex { p, r } => {
+            if (*p < 0 && *p != UNDEFINED) || (*r < 0 && *r != UNDEFINED) || *p > i32::MAX as i64 || *r > i32::MAX as i64 {
+                return fail(format!("precision {p} and range {r} must be >= 0 or MPI_UNDEFINED"));
+            }
+            if *p == UNDEFINED && *r == UNDEFINED {
+                return fail("precision and range cannot both be MPI_UNDEFINED".into());
+            }
+        }
+        Kind::F90Integer { r } => {
+            if *r < 0 || *r > i32::MAX as i64 {
+                return fail(format!("range {r} must be >= 0"));
+            }
+        }
+        Kind::Dup(_) => {}
+        Kind::Contiguous { count: c, .. } => count("count", *c)?,
+        Kind::Vector {
+            count: c,
+            blocklength,
+            stride,
+            ..
+        } => {
+            count("count", *c)?;
+            count("blocklength", *blocklength)?;
+            int_arg("stride", *stride)?;
+        }
+        Kind::Hvector {
+            count: c,
+            blocklength,
+            legacy,
+            ..
+        } => {
+            count("count", *c)?;
+            count("blocklength", *blocklength)?;
+            if *legacy && node.large {
+                return fail("MPI-1 constructors have no large-count form".into());
+            }
+        }
+        Kind::Indexed {
+            blocklengths,
+            displacements,
+            ..
+        } => {
+            same_len("blocklengths and displacements differ in length", blocklengths.len(), displacements.len())?;
+            count("count", blocklengths.len() as i64)?;
+            for &b in blocklengths {
+                count("blocklength", b)?;
+            }
+            for &d in displacements {
+                int_arg("displacement", d)?;
+            }
+        }
+        Kind::Hindexed {
+            blocklengths,
+            displacements,
+            ..
+        } => {
+            same_len("blocklengths and displacements differ in length", blocklengths.len(), displacements.len())?;
+            count("count", blocklengths.len() as i64)?;
+            for &b in blocklengths {
+                count("blocklength", b)?;
+            }
+        }
+        Kind::IndexedBlock {
+            blocklength,
+            displacements,
+            ..
+        } => {
+            count("count", displacements.len() as i64)?;
+            count("blocklength", *blocklength)?;
+            for &d in displacements {
+                int_arg("displacement", d)?;
+            }
+        }
+        Kind::HindexedBlock {
+            blocklength,
+            displacements,
+            ..
+        } => {
+            count("count", displacements.len() as i64)?;
+            count("blocklength", *blocklength)?;
+        }
+        Kind::Struct {
+            blocklengths,
+            displacements,
+            types,
+            ..
+        } => {
+            same_len("blocklengths and displacements differ in length", blocklengths.len(), displacements.len())?;
+            same_len("blocklengths and types differ in length", blocklengths.len(), types.len())?;
+            count("count", blocklengths.len() as i64)?;
+            for &b in blocklengths {
+                count("blocklength", b)?;
+            }
+        }
+        Kind::Subarray {
+            sizes,
+            subsizes,
+            starts,
+            ..
+        } => {
+            let n = sizes.len();
+            same_len("sizes and subsizes differ in length", n, subsizes.len())?;
+            same_len("sizes and starts differ in length", n, starts.len())?;
+            if n == 0 || n > i32::MAX as usize {
+                return fail("ndims must be at least 1".into());
+            }
+            for i in 0..n {
+                let (s, ss, st) = (sizes[i], subsizes[i], starts[i]);
+                count("size", s)?;
+                count("subsize", ss)?;
+                count("start", st)?;
+                if s < 1 || ss < 1 || ss > s || st > s - ss {
+                    return fail(format!(
+                        "dimension {i}: need size >= 1, 1 <= subsize <= size and 0 <= start <= size - subsize, \
+                         have size {s}, subsize {ss}, start {st}"
+                    ));
+                }
+            }
+        }
+        Kind::Darray {
+            size,
+            rank,
+            gsizes,
+            distribs,
+            dargs,
+            psizes,
+            ..
+        } => {
+            let n = gsizes.len();
+            same_len("gsizes and distribs differ in length", n, distribs.len())?;
+            same_len("gsizes and dargs differ in length", n, dargs.len())?;
+            same_len("gsizes and psizes differ in length", n, psizes.len())?;
+            if n == 0 {
+                return fail("ndims must be at least 1".into());
+            }
+            if *size < 1 || *size > i32::MAX as i64 {
+                return fail(format!("size {size} must be a positive C int"));
+            }
+            if *rank < 0 || *rank >= *size {
+                return fail(format!("rank {rank} must be in 0..{size}"));
+            }
+            let mut product: i64 = 1;
+            for i in 0..n {
+                count("gsize", gsizes[i])?;
+                if gsizes[i] < 1 {
+                    return fail(format!("dimension {i}: gsize must be >= 1"));
+                }
+                let p = psizes[i];
+                if p < 1 || p > i32::MAX as i64 {
+                    return fail(format!("dimension {i}: psize {p} must be a positive C int"));
+                }
+                product = product.saturating_mul(p);
+                let d = dargs[i];
+                if d != DFLT_DARG && (d < 1 || d > i32::MAX as i64) {
+                    return fail(format!("dimension {i}: darg {d} must be positive or MPI_DISTRIBUTE_DFLT_DARG"));
+                }
+                match distribs[i] {
+                    Distribution::None => {
+                        if p != 1 {
+                            return fail(format!("dimension {i}: MPI_DISTRIBUTE_NONE needs psize 1, has {p}"));
+                        }
+                    }
+                    Distribution::Block => {
+                        if d != DFLT_DARG && d.saturating_mul(p) < gsizes[i] {
+                            return fail(format!(
+                                "dimension {i}: block size {d} times {p} processes does not cover gsize {}",
+                                gsizes[i]
+                            ));
+                        }
+                    }
+                    Distribution::Cyclic => {}
+                }
+            }
+            if product != *size {
+                return fail(format!("the product of psizes is {product}, not size {size}"));
+            }
+        }
+        Kind::Resized { .. } => {}
+        Kind::ValueIndex { .. } => {}
+    }
+    let children = node.children();
+    let one = children.len() == 1;
+    for (i, child) in children.into_iter().enumerate() {
+        let len = path.len();
+        match (&node.kind, one) {
+            (Kind::Struct { .. }, _) => path.push_str(&format!(".types[{i}]")),
+            (Kind::ValueIndex { .. }, _) => path.push_str(if i == 0 { ".value" } else { ".index" }),
+            _ => path.push_str(".old"),
+        }
+        validate_at(child, depth + 1, path)?;
+        path.truncate(len);
+    }
+    Ok(())
+}
+
+/// Combiners with an MPI-4 large-count constructor.
+pub fn supports_large(c: Combiner) -> bool {
+    matches!(
+        c,
+        Combiner::Contiguous
+            | Combiner::Vector
+            | Combiner::Hvector
+            | Combiner::Indexed
+            | Combiner::Hindexed
+            | Combiner::IndexedBlock
+            | Combiner::HindexedBlock
+            | Combiner::Struct
+            | Combiner::Subarray
+            | Combiner::Darray
+            | Combiner::Resized
+    )
+}
