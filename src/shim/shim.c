@@ -484,7 +484,7 @@ int mpixm_type_create_resized_c(MPI_Count lb, MPI_Count extent, MPI_Datatype old
                                 MPI_Datatype *out)
 {
     (void)lb; (void)extent; (void)old; (void)out;
-    LARGE(MPI_Type_create_resized_c(lb, extent, old, out));
+    LARGE(MPI_Type_create_resized_c(old, lb, extent, out));
 }
 #undef LARGE
 
