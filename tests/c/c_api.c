@@ -1,0 +1,218 @@
+/* Single-process tests of the C API: round trips compared by every
+ * observable, each error class provoked and its message checked, buffers
+ * never written past, outputs untouched on error, no handle leaked on any
+ * path (counted through the profiling interface), error handler raised. */
+#include "check.h"
+#include "leakcount.h"
+#include "types.h"
+#include <mpix_marshal.h>
+#include <string.h>
+
+static int kind_of(int rc)
+{
+    int kind = -1;
+    MPIX_Type_marshal_error_kind(rc, &kind);
+    return kind;
+}
+
+static void error_text(int rc, char *out)
+{
+    int len;
+    MPI_Error_string(rc, out, &len);
+}
+
+static void same_geometry(MPI_Datatype a, MPI_Datatype b, const char *what)
+{
+    MPI_Count sa, sb, la, lb, ea, eb, tla, tlb, tea, teb;
+    MPI_Type_size_x(a, &sa);
+    MPI_Type_size_x(b, &sb);
+    MPI_Type_get_extent_x(a, &la, &ea);
+    MPI_Type_get_extent_x(b, &lb, &eb);
+    MPI_Type_get_true_extent_x(a, &tla, &tea);
+    MPI_Type_get_true_extent_x(b, &tlb, &teb);
+    CHECK(sa == sb && la == lb && ea == eb && tla == tlb && tea == teb, "%s: geometry differs", what);
+}
+
+static void round_trip(MPI_Datatype t, const char *what)
+{
+    MPI_Aint bound = 0, written = 0;
+    MPI_OK(MPIX_Type_marshal_size("external", t, &bound));
+    char *buf = malloc((size_t)bound);
+    MPI_OK(MPIX_Type_marshal("external", t, buf, bound, &written));
+    CHECK(written > 0 && written <= bound, "%s: wrote %ld of bound %ld", what, (long)written, (long)bound);
+    MPI_Datatype back = MPI_DATATYPE_NULL;
+    long before = live_types;
+    MPI_OK(MPIX_Type_unmarshal("external", buf, written, &back));
+    same_geometry(t, back, what);
+    char n1[MPI_MAX_OBJECT_NAME], n2[MPI_MAX_OBJECT_NAME];
+    int l1, l2;
+    MPI_Type_get_name(t, n1, &l1);
+    MPI_Type_get_name(back, n2, &l2);
+    CHECK(strcmp(n1, n2) == 0, "%s: name '%s' came back as '%s'", what, n1, n2);
+    if (back != t)
+        MPI_Type_free(&back);
+    CHECK(live_types == before, "%s: %ld handles leaked by a round trip", what, live_types - before);
+    free(buf);
+}
+
+/* Every strict prefix is refused as corrupt; every single-byte change is
+ * refused or decodes to a usable type; nothing leaks either way. */
+static void hostile_variants(MPI_Datatype t, const char *what)
+{
+    MPI_Aint n = 0;
+    MPIX_Type_marshal_size("external", t, &n);
+    unsigned char *good = malloc((size_t)n), *bad = malloc((size_t)n);
+    MPIX_Type_marshal("external", t, good, n, &n);
+    long before = live_types;
+    for (MPI_Aint len = 0; len < n; len++) {
+        MPI_Datatype out = MPI_INT;
+        int rc = MPIX_Type_unmarshal("external", good, len, &out);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_CORRUPT, "%s: prefix of %ld bytes gave kind %d", what, (long)len,
+              kind_of(rc));
+        CHECK(out == MPI_INT, "%s: *type written on error", what);
+    }
+    const unsigned char values[] = {0x00, 0x01, 0x7f, 0x80, 0xff};
+    int refused = 0, accepted = 0;
+    for (MPI_Aint i = 0; i < n; i++) {
+        for (size_t v = 0; v < sizeof values + 1; v++) {
+            memcpy(bad, good, (size_t)n);
+            bad[i] = v < sizeof values ? values[v] : (unsigned char)(good[i] ^ 0x04);
+            if (bad[i] == good[i])
+                continue;
+            MPI_Datatype out = MPI_INT;
+            int rc = MPIX_Type_unmarshal("external", bad, n, &out);
+            if (rc == MPI_SUCCESS) {
+                MPI_Count size;
+                MPI_OK(MPI_Type_size_x(out, &size));
+                if (is_derived(out))
+                    MPI_Type_free(&out);
+                accepted++;
+            } else {
+                CHECK(out == MPI_INT, "%s: *type written on error", what);
+                refused++;
+            }
+            CHECK(live_types == before, "%s: byte %ld = %#x leaked %ld handles", what, (long)i, bad[i],
+                  live_types - before);
+            live_types = before;
+        }
+    }
+    printf("  %s: %ld bytes, %ld prefixes refused, corruptions: %d refused, %d decoded\n", what, (long)n, (long)n,
+           refused, accepted);
+    free(good);
+    free(bad);
+}
+
+static int handler_calls = 0, handler_code = 0;
+static void record(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    handler_calls++;
+    handler_code = *code;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+
+    /* A named type: 16 bytes, and the very same handle back. */
+    unsigned char buf[64];
+    MPI_Aint n = 0;
+    MPI_OK(MPIX_Type_marshal("external", MPI_INT, buf, sizeof buf, &n));
+    CHECK(n == 16, "MPI_INT marshals to %ld bytes", (long)n);
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    MPI_OK(MPIX_Type_unmarshal("external", buf, n, &t));
+    CHECK(t == MPI_INT, "MPI_INT comes back as itself");
+
+    MPI_Datatype types[4] = {paper_indexed(), hdf5_complex(), named_struct(), subarray_type()};
+    const char *names[4] = {"paper indexed", "HDF5 complex", "named struct", "subarray"};
+    for (int i = 0; i < 4; i++)
+        round_trip(types[i], names[i]);
+
+    /* Output buffer too small: nothing written anywhere, *num_written = 0. */
+    {
+        MPI_Aint need = 0, wrote = 77;
+        MPIX_Type_marshal_size("external", types[1], &need);
+        unsigned char *small = malloc((size_t)need + 16);
+        memset(small, 0xa5, (size_t)need + 16);
+        int rc = MPIX_Type_marshal("external", types[1], small, need - 1, &wrote);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_BUFFER_TOO_SMALL, "too small gave kind %d", kind_of(rc));
+        CHECK(wrote == 0, "num_written is %ld", (long)wrote);
+        int untouched = 1;
+        for (MPI_Aint i = 0; i < need + 16; i++)
+            untouched &= small[i] == 0xa5;
+        CHECK(untouched, "the buffer was written although too small");
+        char msg[MPI_MAX_ERROR_STRING];
+        error_text(rc, msg);
+        CHECK(strstr(msg, "too small") != NULL, "message: %s", msg);
+        free(small);
+    }
+
+    /* Representations: unknown, and the two that arrive later. */
+    {
+        MPI_Aint w = 0;
+        int rc = MPIX_Type_marshal("xml", MPI_INT, buf, sizeof buf, &w);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_UNKNOWN_REPRESENTATION, "kind %d", kind_of(rc));
+        char msg[MPI_MAX_ERROR_STRING];
+        error_text(rc, msg);
+        CHECK(strstr(msg, "xml") != NULL, "message names the representation: %s", msg);
+        rc = MPIX_Type_marshal("internal", MPI_INT, buf, sizeof buf, &w);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_UNSUPPORTED, "internal: kind %d", kind_of(rc));
+        rc = MPIX_Type_marshal_size("compressed", MPI_INT, &w);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_UNSUPPORTED, "compressed: kind %d", kind_of(rc));
+    }
+
+    /* Invalid arguments. */
+    {
+        int rc = MPIX_Type_marshal("external", MPI_INT, buf, sizeof buf, NULL);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT, "NULL num_written: kind %d", kind_of(rc));
+        MPI_Aint w;
+        rc = MPIX_Type_marshal("external", MPI_DATATYPE_NULL, buf, sizeof buf, &w);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT, "MPI_DATATYPE_NULL: kind %d", kind_of(rc));
+        rc = MPIX_Type_unmarshal("external", buf, -1, &t);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT, "negative insize: kind %d", kind_of(rc));
+        rc = MPIX_Type_unmarshal(NULL, buf, 16, &t);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT, "NULL typerep: kind %d", kind_of(rc));
+    }
+
+    /* A foreign buffer: refused as corrupt, the message says where. */
+    {
+        const char foreign[] = "GIF89a this is not a datatype";
+        MPI_Datatype out = MPI_INT;
+        int rc = MPIX_Type_unmarshal("external", foreign, sizeof foreign, &out);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_CORRUPT, "kind %d", kind_of(rc));
+        CHECK(out == MPI_INT, "*type untouched");
+        char msg[MPI_MAX_ERROR_STRING];
+        error_text(rc, msg);
+        CHECK(strstr(msg, "byte 0") != NULL && strstr(msg, "MXDT") != NULL, "message: %s", msg);
+        int cls;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls != rc && cls > MPI_ERR_LASTCODE, "a registered class (%d)", cls);
+    }
+
+    /* The error handler of MPI_COMM_SELF is raised with the returned code. */
+    {
+        MPI_Errhandler eh;
+        MPI_Comm_create_errhandler(record, &eh);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, eh);
+        MPI_Datatype out = MPI_INT;
+        int rc = MPIX_Type_unmarshal("external", "bad", 3, &out);
+        CHECK(handler_calls == 1 && handler_code == rc, "handler called %d times with %d (returned %d)",
+              handler_calls, handler_code, rc);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        MPI_Errhandler_free(&eh);
+    }
+
+    for (int i = 0; i < 4; i++)
+        hostile_variants(types[i], names[i]);
+    hostile_variants(MPI_DOUBLE, "MPI_DOUBLE");
+
+    for (int i = 0; i < 4; i++)
+        MPI_Type_free(&types[i]);
+    CHECK(live_types == 0, "%ld handles alive at the end", live_types);
+    int rc = check_report("c_api", rank);
+    MPI_Finalize();
+    return rc;
+}
