@@ -1,1 +1,649 @@
-fn main(){}
+//! Marshal / unmarshal timings against the floor of MPI calls each cannot
+//! avoid, next to the figures of the paper's Table 1 (Kimpe, Goodell and
+//! Ross, EuroMPI 2010).
+//!
+//! * marshal: `marshal_into` a reused buffer. Its floor is a traversal doing
+//!   only `MPI_Type_get_envelope` / `MPI_Type_get_contents` on every node and
+//!   `MPI_Type_free` of every derived handle get_contents returned, as
+//!   `src/decode.rs` does, building nothing.
+//! * unmarshal: `unmarshal` plus `MPI_Type_free` of the (derived) result. Its
+//!   floor is the constructor calls alone: the tree is decoded once and turned
+//!   into ready C arguments, then each timed call walks it calling the MPI
+//!   constructors and freeing the intermediates and the result.
+//!
+//! `cargo bench --bench marshal [-- --quick]`
+
+use mpi_sys as ffi;
+use mpix_marshal::codes::{Combiner, Predefined, PREDEFINED};
+use mpix_marshal::mpi::{self, Contents, Datatype, Local, MPI_Aint};
+use mpix_marshal::tree::{Kind, Node};
+use mpix_marshal::{marshal_into, marshal_size, type_tree, unmarshal, Representation};
+use std::hint::black_box;
+use std::os::raw::{c_char, c_int};
+use std::time::{Duration, Instant};
+
+const EXT: Representation = Representation::External;
+const GOAL: f64 = 1.5;
+
+// ---------------------------------------------------------------------------
+// Type constructors (copied from tests/common, which a bench cannot import).
+
+fn ok(rc: c_int, what: &str) {
+    assert_eq!(rc, 0, "{what} failed: {}", mpi::error_string(rc));
+}
+
+fn try_named(name: &str) -> Option<Datatype> {
+    let code = PREDEFINED.iter().find(|e| e.1 == name)?.0;
+    mpi::local().datatype(Predefined(code))
+}
+
+fn named(name: &str) -> Datatype {
+    try_named(name).unwrap_or_else(|| panic!("{name} is not defined by this MPI"))
+}
+
+fn null() -> Datatype {
+    mpi::local().datatype_null()
+}
+
+fn contiguous(n: i32, t: Datatype) -> Datatype {
+    let mut o = null();
+    ok(unsafe { ffi::MPI_Type_contiguous(n, t, &mut o) }, "contiguous");
+    o
+}
+
+fn vector(n: i32, b: i32, s: i32, t: Datatype) -> Datatype {
+    let mut o = null();
+    ok(unsafe { ffi::MPI_Type_vector(n, b, s, t, &mut o) }, "vector");
+    o
+}
+
+fn indexed(b: &[i32], d: &[i32], t: Datatype) -> Datatype {
+    let mut o = null();
+    ok(unsafe { ffi::MPI_Type_indexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), t, &mut o) }, "indexed");
+    o
+}
+
+fn structure(b: &[i32], d: &[MPI_Aint], t: &[Datatype]) -> Datatype {
+    let mut o = null();
+    ok(
+        unsafe { ffi::MPI_Type_create_struct(b.len() as c_int, b.as_ptr(), d.as_ptr(), t.as_ptr(), &mut o) },
+        "struct",
+    );
+    o
+}
+
+fn resized(t: Datatype, lb: MPI_Aint, extent: MPI_Aint) -> Datatype {
+    let mut o = null();
+    ok(unsafe { ffi::MPI_Type_create_resized(t, lb, extent, &mut o) }, "resized");
+    o
+}
+
+/// Frees a derived type the bench made.
+fn release(t: Datatype) {
+    mpi::free(t).unwrap();
+}
+
+fn is_predefined(t: Datatype) -> bool {
+    type_tree(t).unwrap().is_predefined()
+}
+
+/// The paper's indexed type: three regions of a byte array.
+fn paper_indexed() -> Datatype {
+    indexed(&[4, 8, 2], &[0, 16, 40], named("MPI_BYTE"))
+}
+
+/// The HDF5-derived type of REFERENCE.md: with MPI_LB/MPI_UB markers when
+/// `markers` (only where the MPI has them), or its portable resized form.
+fn hdf5_complex(markers: bool) -> Datatype {
+    let byte = named("MPI_BYTE");
+    let wrap = |x: Datatype, d: MPI_Aint, u: MPI_Aint| -> Datatype {
+        if markers {
+            let r = structure(&[1, 1, 1], &[0, d, u], &[named("MPI_LB"), x, named("MPI_UB")]);
+            release(x);
+            r
+        } else if d == 0 {
+            let r = resized(x, 0, u);
+            release(x);
+            r
+        } else {
+            let s = structure(&[1], &[d], &[x]);
+            release(x);
+            let r = resized(s, 0, u);
+            release(s);
+            r
+        }
+    };
+    let vec = |n: i32, x: Datatype| {
+        let v = vector(1, n, 1, x);
+        release(x);
+        v
+    };
+    let make = |d1: MPI_Aint| {
+        let ctg = contiguous(4, byte);
+        let vect = vec(5, ctg);
+        let s1 = wrap(vect, d1, 40);
+        let v2 = vec(5, s1);
+        let s2 = wrap(v2, 2000, 400);
+        let v3 = vec(5, s2);
+        let s3 = wrap(v3, 0, 4000);
+        let v4 = vec(5, s3);
+        let s4 = wrap(v4, 0, 40000);
+        let v5 = vec(1, s4);
+        wrap(v5, 160000, 200000)
+    };
+    let a = make(0);
+    let b = make(20);
+    let top = structure(&[1, 1], &[0, 0], &[a, b]);
+    release(a);
+    release(b);
+    top
+}
+
+fn struct_1000() -> Datatype {
+    let n = 1000;
+    let b: Vec<i32> = (0..n).map(|i| (i % 3) + 1).collect();
+    let d: Vec<MPI_Aint> = (0..n).map(|i| (i as MPI_Aint) * 40 - 2000).collect();
+    let pool = [
+        named("MPI_INT"),
+        named("MPI_DOUBLE"),
+        named("MPI_CHAR"),
+        named("MPI_FLOAT"),
+        named("MPI_SHORT"),
+    ];
+    let t: Vec<Datatype> = (0..n).map(|i| pool[i as usize % pool.len()]).collect();
+    structure(&b, &d, &t)
+}
+
+fn indexed_100k() -> Datatype {
+    let n = 100_000;
+    let b: Vec<i32> = (0..n).map(|i| i % 4).collect();
+    let d: Vec<i32> = (0..n).map(|i| i * 5).collect();
+    indexed(&b, &d, named("MPI_BYTE"))
+}
+
+// ---------------------------------------------------------------------------
+// Marshal floor: envelope / contents / free, as src/decode.rs, building nothing.
+
+struct Traversal {
+    local: &'static Local,
+    /// get_contents buffers, one per depth, kept across calls.
+    pool: Vec<Contents>,
+}
+
+impl Traversal {
+    /// Visits `t`; returns whether it is derived (the caller's to free).
+    fn visit(&mut self, t: Datatype, depth: usize) -> bool {
+        let env = mpi::envelope(t).unwrap();
+        let combiner = self.local.combiner(env.combiner).unwrap();
+        if combiner == Combiner::Named {
+            return false;
+        }
+        if self.pool.len() <= depth {
+            self.pool.resize_with(depth + 1, Contents::default);
+        }
+        let mut c = std::mem::take(&mut self.pool[depth]);
+        mpi::contents(t, &env, &mut c).unwrap();
+        for i in 0..c.types.len() {
+            let child = c.types[i];
+            if self.visit(child, depth + 1) {
+                mpi::free(child).unwrap();
+            }
+        }
+        self.pool[depth] = c;
+        !matches!(combiner, Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Unmarshal floor: the constructor calls alone, on arguments prepared once.
+
+enum Plan {
+    Predefined(Datatype),
+    Dup(Box<Plan>),
+    Contiguous(c_int, Box<Plan>),
+    Vector(c_int, c_int, c_int, Box<Plan>),
+    Hvector(c_int, c_int, MPI_Aint, Box<Plan>),
+    Indexed(Vec<c_int>, Vec<c_int>, Box<Plan>),
+    Hindexed(Vec<c_int>, Vec<MPI_Aint>, Box<Plan>),
+    IndexedBlock(c_int, Vec<c_int>, Box<Plan>),
+    HindexedBlock(c_int, Vec<MPI_Aint>, Box<Plan>),
+    /// Block lengths, displacements, members, scratch for the member handles.
+    Struct(Vec<c_int>, Vec<MPI_Aint>, Vec<Plan>, Vec<Datatype>),
+    Resized(MPI_Aint, MPI_Aint, Box<Plan>),
+}
+
+struct Named {
+    plan: Plan,
+    /// NUL-terminated name to set, if the node has one.
+    name: Option<Vec<u8>>,
+}
+
+fn ci(v: &[i64]) -> Vec<c_int> {
+    v.iter().map(|&x| x as c_int).collect()
+}
+
+fn ca(v: &[i64]) -> Vec<MPI_Aint> {
+    v.iter().map(|&x| x as MPI_Aint).collect()
+}
+
+impl Named {
+    fn of(node: &Node) -> Named {
+        let local = mpi::local();
+        let b = |n: &Node| Box::new(Named::of(n));
+        let plan = match &node.kind {
+            Kind::Named(p) => Plan::Predefined(local.datatype(*p).expect("predefined type")),
+            Kind::Dup(o) => Plan::Dup(b(o).plan_boxed()),
+            Kind::Contiguous { count, old } => Plan::Contiguous(*count as c_int, b(old).plan_boxed()),
+            Kind::Vector {
+                count,
+                blocklength,
+                stride,
+                old,
+            } => Plan::Vector(*count as c_int, *blocklength as c_int, *stride as c_int, b(old).plan_boxed()),
+            Kind::Hvector {
+                count,
+                blocklength,
+                stride,
+                old,
+                ..
+            } => Plan::Hvector(*count as c_int, *blocklength as c_int, *stride as MPI_Aint, b(old).plan_boxed()),
+            Kind::Indexed {
+                blocklengths,
+                displacements,
+                old,
+            } => Plan::Indexed(ci(blocklengths), ci(displacements), b(old).plan_boxed()),
+            Kind::Hindexed {
+                blocklengths,
+                displacements,
+                old,
+                ..
+            } => Plan::Hindexed(ci(blocklengths), ca(displacements), b(old).plan_boxed()),
+            Kind::IndexedBlock {
+                blocklength,
+                displacements,
+                old,
+            } => Plan::IndexedBlock(*blocklength as c_int, ci(displacements), b(old).plan_boxed()),
+            Kind::HindexedBlock {
+                blocklength,
+                displacements,
+                old,
+            } => Plan::HindexedBlock(*blocklength as c_int, ca(displacements), b(old).plan_boxed()),
+            Kind::Struct {
+                blocklengths,
+                displacements,
+                types,
+                ..
+            } => Plan::Struct(
+                ci(blocklengths),
+                ca(displacements),
+                types.iter().map(|t| Named::of(t).plan_unnamed()).collect(),
+                Vec::with_capacity(types.len()),
+            ),
+            Kind::Resized { lb, extent, old } => Plan::Resized(*lb as MPI_Aint, *extent as MPI_Aint, b(old).plan_boxed()),
+            k => panic!("the bench's constructor floor does not handle {:?}", k.combiner()),
+        };
+        let name = node.name.as_ref().map(|n| {
+            let mut v = n.clone();
+            v.push(0);
+            v
+        });
+        Named { plan, name }
+    }
+
+    // The bench's types carry no names below the top; keep the plan simple.
+    fn plan_boxed(self: Box<Self>) -> Box<Plan> {
+        assert!(self.name.is_none(), "named inner nodes are not part of the bench");
+        Box::new(self.plan)
+    }
+
+    fn plan_unnamed(self) -> Plan {
+        assert!(self.name.is_none(), "named inner nodes are not part of the bench");
+        self.plan
+    }
+
+    /// Builds the type; returns the handle and whether it is derived.
+    fn build(&mut self) -> (Datatype, bool) {
+        let (t, derived) = self.plan.build();
+        if let Some(name) = &self.name {
+            ok(unsafe { ffi::MPI_Type_set_name(t, name.as_ptr() as *const c_char) }, "set_name");
+        }
+        (t, derived)
+    }
+
+    /// Number of MPI constructor calls one build makes.
+    fn calls(&self) -> usize {
+        self.plan.calls() + self.name.is_some() as usize
+    }
+}
+
+impl Plan {
+    fn calls(&self) -> usize {
+        match self {
+            Plan::Predefined(_) => 0,
+            Plan::Dup(o)
+            | Plan::Contiguous(_, o)
+            | Plan::Vector(_, _, _, o)
+            | Plan::Hvector(_, _, _, o)
+            | Plan::Indexed(_, _, o)
+            | Plan::Hindexed(_, _, o)
+            | Plan::IndexedBlock(_, _, o)
+            | Plan::HindexedBlock(_, _, o)
+            | Plan::Resized(_, _, o) => 1 + o.calls(),
+            Plan::Struct(_, _, m, _) => 1 + m.iter().map(Plan::calls).sum::<usize>(),
+        }
+    }
+
+    fn build(&mut self) -> (Datatype, bool) {
+        let mut o = null();
+        let out = &mut o as *mut Datatype;
+        // Builds the single child, calls the constructor, frees the child.
+        fn one(child: &mut Plan, f: impl FnOnce(Datatype) -> c_int) {
+            let (k, derived) = child.build();
+            ok(f(k), "constructor");
+            if derived {
+                release(k);
+            }
+        }
+        unsafe {
+            match self {
+                Plan::Predefined(t) => return (*t, false),
+                Plan::Dup(c) => one(c, |k| ffi::MPI_Type_dup(k, out)),
+                Plan::Contiguous(n, c) => one(c, |k| ffi::MPI_Type_contiguous(*n, k, out)),
+                Plan::Vector(n, b, s, c) => one(c, |k| ffi::MPI_Type_vector(*n, *b, *s, k, out)),
+                Plan::Hvector(n, b, s, c) => one(c, |k| ffi::MPI_Type_create_hvector(*n, *b, *s, k, out)),
+                Plan::Indexed(b, d, c) => {
+                    one(c, |k| ffi::MPI_Type_indexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), k, out))
+                }
+                Plan::Hindexed(b, d, c) => {
+                    one(c, |k| ffi::MPI_Type_create_hindexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), k, out))
+                }
+                Plan::IndexedBlock(b, d, c) => {
+                    one(c, |k| ffi::MPI_Type_create_indexed_block(d.len() as c_int, *b, d.as_ptr(), k, out))
+                }
+                Plan::HindexedBlock(b, d, c) => {
+                    one(c, |k| ffi::MPI_Type_create_hindexed_block(d.len() as c_int, *b, d.as_ptr(), k, out))
+                }
+                Plan::Resized(lb, ext, c) => one(c, |k| ffi::MPI_Type_create_resized(k, *lb, *ext, out)),
+                Plan::Struct(b, d, members, kids) => {
+                    kids.clear();
+                    let mut derived = Vec::new();
+                    for (i, m) in members.iter_mut().enumerate() {
+                        let (k, dv) = m.build();
+                        kids.push(k);
+                        if dv {
+                            derived.push(i);
+                        }
+                    }
+                    ok(
+                        ffi::MPI_Type_create_struct(b.len() as c_int, b.as_ptr(), d.as_ptr(), kids.as_ptr(), out),
+                        "struct",
+                    );
+                    for i in derived {
+                        release(kids[i]);
+                    }
+                }
+            }
+        }
+        (o, true)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Timing.
+
+struct Timer {
+    /// Wall time one measurement aims at.
+    target: Duration,
+}
+
+impl Timer {
+    /// Warms `f` up, then times it: the measurement is split into three
+    /// rounds of equal iteration counts (about `target` in all) and the mean
+    /// per call of the fastest round is returned, in nanoseconds, with the
+    /// total number of timed calls.
+    fn time(&self, mut f: impl FnMut()) -> (f64, u64) {
+        // Warm-up, doubling until a batch takes a tenth of the target.
+        let mut n: u64 = 1;
+        let per_call = loop {
+            let start = Instant::now();
+            for _ in 0..n {
+                f();
+            }
+            let el = start.elapsed();
+            if el >= self.target / 10 || n >= 1 << 30 {
+                break el.as_secs_f64() / n as f64;
+            }
+            n *= 2;
+        };
+        let rounds = 3;
+        let iters = ((self.target.as_secs_f64() / rounds as f64) / per_call).ceil().max(1.0) as u64;
+        let mut best = f64::INFINITY;
+        for _ in 0..rounds {
+            let start = Instant::now();
+            for _ in 0..iters {
+                f();
+            }
+            best = best.min(start.elapsed().as_secs_f64() * 1e9 / iters as f64);
+        }
+        (best, iters * rounds)
+    }
+}
+
+fn fmt_time(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0} ns")
+    } else if ns < 10_000.0 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if ns < 1_000_000.0 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{:.2} ms", ns / 1e6)
+    }
+}
+
+fn fmt_ratio(r: Option<f64>) -> String {
+    match r {
+        Some(r) => format!("{r:.2}x"),
+        None => "n/a".to_string(),
+    }
+}
+
+struct Row {
+    name: &'static str,
+    bytes: usize,
+    marshal: f64,
+    marshal_floor: f64,
+    marshal_n: u64,
+    unmarshal: f64,
+    unmarshal_floor: f64,
+    unmarshal_n: u64,
+    /// None when the floor makes no MPI call (a predefined type comes back
+    /// as the handle itself), so there is nothing to compare with.
+    unmarshal_ratio: Option<f64>,
+    paper: Option<(&'static str, &'static str, &'static str)>,
+}
+
+fn bench(timer: &Timer, name: &'static str, t: Datatype, paper: Option<(&'static str, &'static str, &'static str)>) -> Row {
+    let bytes = marshal_size(EXT, t).unwrap();
+    let mut buf = vec![0u8; bytes];
+    let stream = {
+        let n = marshal_into(EXT, t, &mut buf).unwrap();
+        assert_eq!(n, bytes);
+        buf.clone()
+    };
+    let derived = !is_predefined(t);
+
+    // Marshal, then its floor.
+    let (marshal_t, marshal_n) = timer.time(|| {
+        black_box(marshal_into(EXT, black_box(t), &mut buf).unwrap());
+    });
+    let mut walk = Traversal {
+        local: mpi::local(),
+        pool: Vec::new(),
+    };
+    let (marshal_floor, _) = timer.time(|| {
+        black_box(walk.visit(black_box(t), 0));
+    });
+
+    // Unmarshal (and free), then its floor.
+    let (unmarshal_t, unmarshal_n) = timer.time(|| {
+        let back = unmarshal(EXT, black_box(&stream)).unwrap();
+        if derived {
+            release(back);
+        } else {
+            black_box(back);
+        }
+    });
+    let mut plan = Named::of(&type_tree(t).unwrap());
+    {
+        // The floor builds what unmarshal builds.
+        let (a, _) = plan.build();
+        let b = unmarshal(EXT, &stream).unwrap();
+        assert_eq!(type_tree(a).unwrap(), type_tree(b).unwrap(), "{name}: floor builds another type");
+        if derived {
+            release(a);
+            release(b);
+        }
+    }
+    let calls = plan.calls();
+    let (unmarshal_floor, _) = timer.time(|| {
+        let (back, d) = plan.build();
+        if d {
+            release(back);
+        } else {
+            black_box(back);
+        }
+    });
+
+    Row {
+        name,
+        bytes,
+        marshal: marshal_t,
+        marshal_floor,
+        marshal_n,
+        unmarshal: unmarshal_t,
+        unmarshal_floor,
+        unmarshal_n,
+        unmarshal_ratio: (calls > 0).then(|| unmarshal_t / unmarshal_floor),
+        paper,
+    }
+}
+
+fn library_version() -> String {
+    let mut buf = vec![0 as c_char; 8192];
+    let mut len: c_int = 0;
+    let rc = unsafe { ffi::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
+    if rc != 0 {
+        return "unknown MPI".into();
+    }
+    let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+    let first = s.lines().next().unwrap_or("");
+    first.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn main() {
+    let quick = std::env::args().skip(1).any(|a| a == "--quick");
+    let timer = Timer {
+        target: if quick {
+            Duration::from_millis(30)
+        } else {
+            Duration::from_millis(300)
+        },
+    };
+
+    unsafe {
+        let mut provided = 0;
+        let rc = ffi::MPI_Init_thread(
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            ffi::MPI_THREAD_SINGLE as c_int,
+            &mut provided,
+        );
+        assert_eq!(rc, 0, "MPI_Init_thread");
+        ffi::MPI_Comm_set_errhandler(ffi::RSMPI_COMM_SELF, ffi::RSMPI_ERRORS_RETURN);
+        ffi::MPI_Comm_set_errhandler(ffi::RSMPI_COMM_WORLD, ffi::RSMPI_ERRORS_RETURN);
+    }
+
+    let mut types: Vec<(&'static str, Datatype, Option<(&str, &str, &str)>)> = vec![
+        ("named (MPI_INT)", named("MPI_INT"), Some(("8 B", "<1 µs", "<1 µs"))),
+        ("paper indexed", paper_indexed(), Some(("40 B", "1 µs", "4 µs"))),
+        ("HDF5 complex (resized)", hdf5_complex(false), Some(("824 B", "23 µs", "33 µs"))),
+    ];
+    if mpi::local().datatype(Predefined::LB).is_some() {
+        types.push(("HDF5 complex (LB/UB)", hdf5_complex(true), Some(("824 B", "23 µs", "33 µs"))));
+    }
+    types.push(("struct of 1000", struct_1000(), None));
+    types.push(("indexed 100k blocks", indexed_100k(), None));
+
+    let rows: Vec<Row> = types.iter().map(|&(name, t, paper)| bench(&timer, name, t, paper)).collect();
+
+    println!(
+        "mpix-marshal benchmark, external representation, {} ({}), MPI_THREAD_SINGLE{}",
+        library_version(),
+        if mpi::local().datatype(Predefined::LB).is_some() {
+            "has MPI_LB/MPI_UB"
+        } else {
+            "no MPI_LB/MPI_UB: LB/UB form skipped"
+        },
+        if quick { ", --quick" } else { "" }
+    );
+    println!();
+    let header = format!(
+        "{:<24} {:>8} | {:>10} {:>10} {:>7} | {:>10} {:>10} {:>7} | {:>6} {:>6} {:>6}",
+        "type", "bytes", "marshal", "floor", "ratio", "unmarshal", "floor", "ratio", "paper", "marsh.", "unmar."
+    );
+    println!("{header}");
+    println!("{}", "-".repeat(header.chars().count()));
+    for r in &rows {
+        let (pb, pm, pu) = r.paper.unwrap_or(("-", "-", "-"));
+        println!(
+            "{:<24} {:>8} | {:>10} {:>10} {:>7} | {:>10} {:>10} {:>7} | {:>6} {:>6} {:>6}",
+            r.name,
+            r.bytes,
+            fmt_time(r.marshal),
+            fmt_time(r.marshal_floor),
+            fmt_ratio(Some(r.marshal / r.marshal_floor)),
+            fmt_time(r.unmarshal),
+            fmt_time(r.unmarshal_floor),
+            fmt_ratio(r.unmarshal_ratio),
+            pb,
+            pm,
+            pu
+        );
+    }
+    println!();
+    println!(
+        "times: mean per call, fastest of 3 rounds after warm-up (~{} ms per measurement); calls timed: {}",
+        timer.target.as_millis(),
+        rows.iter()
+            .map(|r| format!("{} {}/{}", r.name, r.marshal_n, r.unmarshal_n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!("marshal floor: get_envelope/get_contents on every node + free of derived children; unmarshal floor: the constructor calls + frees alone");
+    println!("ratio n/a: the unmarshal floor of a predefined type makes no MPI call (excluded from the goal)");
+    println!();
+
+    let goal = |what: &str, ratios: Vec<(&str, Option<f64>)>| {
+        let failed: Vec<String> = ratios
+            .iter()
+            .filter_map(|&(n, r)| r.filter(|&r| r > GOAL).map(|r| format!("{n} {r:.2}x")))
+            .collect();
+        if failed.is_empty() {
+            println!("goal {what} <= {GOAL} x floor: PASS");
+        } else {
+            println!("goal {what} <= {GOAL} x floor: FAIL ({})", failed.join(", "));
+        }
+    };
+    goal("marshal", rows.iter().map(|r| (r.name, Some(r.marshal / r.marshal_floor))).collect());
+    goal("unmarshal", rows.iter().map(|r| (r.name, r.unmarshal_ratio)).collect());
+
+    for (_, t, _) in &types {
+        if !is_predefined(*t) {
+            release(*t);
+        }
+    }
+    unsafe {
+        ffi::MPI_Finalize();
+    }
+}

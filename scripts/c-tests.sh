@@ -26,8 +26,8 @@ run() { # name, command...
 # The header compiles cleanly as C99 and as C++.
 run header-c99 "$MPICC" "${cflags[@]}" -pedantic -x c -c -o "$out/h.o" - <<<'#include <mpix_marshal.h>
 int f(void) { return MPIX_MARSHAL_ERR_CORRUPT; }'
-MPICXX=${MPICXX:-$(echo "$MPICC" | sed 's/mpicc/mpicxx/')}
-run header-cxx "$MPICXX" -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ -c -o "$out/hpp.o" - <<<'#include <mpix_marshal.h>
+# (The MPIs' own C++ bindings are skipped: they do not build with -Werror.)
+run header-cxx "$MPICC" -DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1 -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ -c -o "$out/hpp.o" - <<<'#include <mpix_marshal.h>
 int f() { MPI_Aint n; return MPIX_Type_marshal_size("external", MPI_INT, &n); }'
 
 for prog in c_api mp_send rma demo_archive; do

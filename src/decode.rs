@@ -62,13 +62,13 @@ impl Decoder {
             .local
             .combiner(env.combiner)
             .ok_or_else(|| Error::unsupported(format!("unknown combiner value {} from MPI_Type_get_envelope", env.combiner)))?;
-        if combiner == Combiner::Named {
-            return self.named(t);
-        }
         if depth >= MAX_DEPTH {
             return Err(Error::unsupported(format!(
                 "the datatype is nested deeper than {MAX_DEPTH} levels, the format's limit"
             )));
+        }
+        if combiner == Combiner::Named {
+            return self.named(t);
         }
         if self.pool.len() <= depth {
             self.pool.resize_with(depth + 1, Contents::default);
@@ -238,6 +238,14 @@ impl Decoder {
         if !node.is_predefined() {
             node.large = large;
             node.name = mpi::get_name(t)?;
+            if depth > 0 && l.is_open_mpi != 0 {
+                // Open MPI's get_contents returns a duplicate of each derived
+                // argument, which it names "Dup <original name>".
+                node.name = node.name.and_then(|n| {
+                    let rest = n.strip_prefix(b"Dup ".as_slice()).unwrap_or(&n).to_vec();
+                    (!rest.is_empty()).then_some(rest)
+                });
+            }
             if node.name.as_ref().is_some_and(|n| n.len() > MAX_NAME_LEN) {
                 return Err(Error::unsupported(format!("a type name longer than {MAX_NAME_LEN} bytes")));
             }

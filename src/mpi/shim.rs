@@ -48,6 +48,7 @@ pub struct Constants {
     pub have_large_count: c_int,
     pub have_mpi1: c_int,
     pub have_value_index: c_int,
+    pub is_open_mpi: c_int,
     pub version: c_int,
     pub subversion: c_int,
 }

@@ -306,7 +306,7 @@ typedef struct {
     int order_c, order_fortran;
     int distribute_block, distribute_cyclic, distribute_none, distribute_dflt_darg;
     int undefined, max_object_name;
-    int have_large_count, have_mpi1, have_value_index;
+    int have_large_count, have_mpi1, have_value_index, is_open_mpi;
     int version, subversion;
 } mpixm_constants;
 
@@ -353,6 +353,11 @@ void mpixm_get_constants(mpixm_constants *c)
     c->have_large_count = MPIXM_HAVE_LARGE_COUNT;
     c->have_mpi1 = MPIXM_HAVE_MPI1;
     c->have_value_index = MPIXM_HAVE_VALUE_INDEX;
+#ifdef OPEN_MPI
+    c->is_open_mpi = 1;
+#else
+    c->is_open_mpi = 0;
+#endif
     c->version = MPI_VERSION;
     c->subversion = MPI_SUBVERSION;
 }
