@@ -434,9 +434,10 @@ impl Builder {
     }
 
     /// A struct with MPI_LB / MPI_UB members, on an MPI without them: the
-    /// struct of the other members, resized to the bounds the markers set
-    /// (MPI-1's rule: explicit markers, including those inside members,
-    /// dominate).
+    /// struct of the other members, resized to the bounds the markers set.
+    /// Markers at a struct's own level decide its bounds, whatever bounds its
+    /// members carry: this is what MPICH computes (the cross-implementation
+    /// test compares the two on the HDF5-derived type).
     fn struct_without_markers(
         &self,
         blocklengths: &[i64],
@@ -446,7 +447,6 @@ impl Builder {
     ) -> Result<Datatype> {
         let (mut lbs, mut ubs) = (Vec::new(), Vec::new());
         let (mut bl, mut disp, mut handles) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut sticky_lb, mut sticky_ub) = (false, false);
         for i in 0..types.len() {
             match types[i].kind {
                 Kind::Named(p) if p == Predefined::LB => {
@@ -460,11 +460,6 @@ impl Builder {
                     }
                 }
                 _ => {
-                    if blocklengths[i] > 0 {
-                        let (l, u) = types[i].sticky_bounds();
-                        sticky_lb |= l;
-                        sticky_ub |= u;
-                    }
                     bl.push(blocklengths[i] as c_int);
                     disp.push(displacements[i] as MPI_Aint);
                     handles.push(kids[i]);
@@ -489,16 +484,8 @@ impl Builder {
             }
         };
         let (s_lb, s_ub) = (geometry.lb, geometry.lb + geometry.extent);
-        let lb = if lbs.is_empty() {
-            s_lb
-        } else {
-            lbs.into_iter().chain(sticky_lb.then_some(s_lb)).min().unwrap_or(s_lb)
-        };
-        let ub = if ubs.is_empty() {
-            s_ub
-        } else {
-            ubs.into_iter().chain(sticky_ub.then_some(s_ub)).max().unwrap_or(s_ub)
-        };
+        let lb = lbs.into_iter().min().unwrap_or(s_lb);
+        let ub = ubs.into_iter().max().unwrap_or(s_ub);
         let mut out = self.local.datatype_null();
         // SAFETY: inner is live; out is a local.
         let rc = unsafe { ffi::MPI_Type_create_resized(inner.handle, lb as MPI_Aint, (ub - lb) as MPI_Aint, &mut out) };

@@ -167,66 +167,6 @@ impl Node {
     pub fn node_count(&self) -> usize {
         1 + self.children().iter().map(|c| c.node_count()).sum::<usize>()
     }
-
-    /// Whether the typemap carries an explicit lower / upper bound marker
-    /// (MPI_LB / MPI_UB, or the markers of a resized, subarray or darray
-    /// type), which MPI-1's "sticky" rules let dominate a struct's bounds.
-    pub fn sticky_bounds(&self) -> (bool, bool) {
-        match &self.kind {
-            Kind::Named(p) => (*p == Predefined::LB, *p == Predefined::UB),
-            Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => (false, false),
-            Kind::Resized { .. } | Kind::Subarray { .. } | Kind::Darray { .. } => (true, true),
-            Kind::Struct {
-                blocklengths, types, ..
-            } => types
-                .iter()
-                .zip(blocklengths)
-                .filter(|(_, &b)| b > 0)
-                .fold((false, false), |(l, u), (t, _)| {
-                    let (tl, tu) = t.sticky_bounds();
-                    (l || tl, u || tu)
-                }),
-            Kind::ValueIndex { value, index } => {
-                let (a, b) = value.sticky_bounds();
-                let (c, d) = index.sticky_bounds();
-                (a || c, b || d)
-            }
-            _ => {
-                if self.is_empty_repetition() {
-                    (false, false)
-                } else {
-                    self.children()[0].sticky_bounds()
-                }
-            }
-        }
-    }
-
-    /// A one-child constructor that repeats its child zero times.
-    fn is_empty_repetition(&self) -> bool {
-        match &self.kind {
-            Kind::Contiguous { count, .. } => *count == 0,
-            Kind::Vector {
-                count, blocklength, ..
-            }
-            | Kind::Hvector {
-                count, blocklength, ..
-            } => *count == 0 || *blocklength == 0,
-            Kind::Indexed { blocklengths, .. } | Kind::Hindexed { blocklengths, .. } => {
-                blocklengths.iter().all(|&b| b == 0)
-            }
-            Kind::IndexedBlock {
-                blocklength,
-                displacements,
-                ..
-            }
-            | Kind::HindexedBlock {
-                blocklength,
-                displacements,
-                ..
-            } => *blocklength == 0 || displacements.is_empty(),
-            _ => false,
-        }
-    }
 }
 
 impl Kind {

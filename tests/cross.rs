@@ -1,0 +1,90 @@
+//! Streams written by one MPI implementation are read by the other.
+//!
+//! Each run writes the corpus as streams plus their observables (geometry
+//! and a hash of the MPI_Pack output for counts 1..3) under
+//! `$MPIX_CROSS_DIR/<implementation>/`, then reads back every stream found
+//! there, its own and the other implementation's, rebuilds each type and
+//! compares the observables. `scripts/test.sh` runs it once per MPI, so the
+//! second run reads the first's streams. `MPIX_CROSS_PEER=<implementation>`
+//! makes the peer's streams mandatory.
+
+mod common;
+use common::*;
+use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
+use std::fs;
+use std::path::PathBuf;
+
+fn implementation() -> &'static str {
+    if mpix_marshal::mpi::local().constants.is_open_mpi != 0 {
+        "openmpi"
+    } else {
+        "mpich"
+    }
+}
+
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+}
+
+fn observables(t: mpix_marshal::mpi::Datatype) -> String {
+    let g = mpix_marshal::mpi::geometry(t).unwrap();
+    let mut s = format!("{} {} {} {} {}", g.size, g.lb, g.extent, g.true_lb, g.true_extent);
+    for count in 1..=3 {
+        match pack(t, count) {
+            Some(p) => s += &format!(" {:016x}", fnv(&p)),
+            None => s += " -",
+        }
+    }
+    s
+}
+
+#[test]
+fn streams_cross_between_implementations() {
+    init();
+    let root = std::env::var_os("MPIX_CROSS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cross"));
+    let mine = root.join(implementation());
+    fs::create_dir_all(&mine).unwrap();
+    for (i, c) in corpus().iter().enumerate() {
+        let bytes = marshal(Representation::External, c.datatype).unwrap();
+        fs::write(mine.join(format!("{i:03}.mxdt")), &bytes).unwrap();
+        fs::write(mine.join(format!("{i:03}.obs")), format!("{}\n{}\n", c.name, observables(c.datatype))).unwrap();
+    }
+    let mut dirs = vec![mine.clone()];
+    if let Some(peer) = std::env::var_os("MPIX_CROSS_PEER") {
+        let peer = root.join(peer);
+        assert!(peer.is_dir(), "the peer's streams are missing: {}", peer.display());
+        dirs.push(peer);
+    }
+    let mut read = 0;
+    for dir in dirs {
+        let mut files: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "mxdt")) {
+            let bytes = fs::read(path).unwrap();
+            let obs = fs::read_to_string(path.with_extension("obs")).unwrap();
+            let (name, want) = obs.trim_end().split_once('\n').unwrap();
+            let what = format!("{} ({})", name, dir.display());
+            match unmarshal(Representation::External, &bytes) {
+                Ok(t) => {
+                    assert_eq!(observables(t), want, "{what}: observables differ");
+                    if !type_tree(t).unwrap().is_predefined() {
+                        free(t);
+                    }
+                    read += 1;
+                }
+                // Only what the local MPI cannot build may be refused: large
+                // counts beyond a C int on an MPI without _c constructors.
+                Err(Error::Unsupported(msg)) => {
+                    assert!(
+                        !mpix_marshal::mpi::local().has_large_count() && msg.contains("large-count"),
+                        "{what}: refused: {msg}"
+                    );
+                }
+                Err(e) => panic!("{what}: {e}"),
+            }
+        }
+    }
+    assert!(read >= 40, "only {read} streams were read back");
+}
