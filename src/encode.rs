@@ -203,15 +203,21 @@ impl Builder {
         let l = &self.local.constants;
         let local_undef = |v: i64| if v == UNDEFINED { l.undefined } else { v as c_int };
         let mut out = self.local.datatype_null();
-        // SAFETY: out is a valid local; F90 types are predefined and never freed.
-        let rc = unsafe {
-            match &node.kind {
-                Kind::F90Real { p, r } => ffi::MPI_Type_create_f90_real(local_undef(*p), local_undef(*r), &mut out),
-                Kind::F90Complex { p, r } => ffi::MPI_Type_create_f90_complex(local_undef(*p), local_undef(*r), &mut out),
-                Kind::F90Integer { r } => ffi::MPI_Type_create_f90_integer(local_undef(*r), &mut out),
-                _ => return Ok(None),
-            }
+        let (which, p, r) = match &node.kind {
+            Kind::F90Real { p, r } => (0, *p, *r),
+            Kind::F90Complex { p, r } => (1, *p, *r),
+            Kind::F90Integer { r } => (2, UNDEFINED, *r),
+            _ => return Ok(None),
         };
+        // SAFETY: out is a valid local; F90 types are predefined and never freed.
+        let rc = unsafe { shim::mpixm_type_create_f90(which, local_undef(p), local_undef(r), &mut out) };
+        if rc != 0 && rc != shim::UNSUPPORTED {
+            return Err(Error::unsupported(format!(
+                "this MPI has no Fortran {} kind with precision {p} and range {r} ({})",
+                ["REAL", "COMPLEX", "INTEGER"][which as usize],
+                mpi::error_string(rc)
+            )));
+        }
         check(rc, "MPI_Type_create_f90_*")?;
         Ok(Some(out))
     }
