@@ -49,42 +49,70 @@ fn ready(rep: Representation) -> Result<()> {
     rep.require_available()
 }
 
-fn tree_of(datatype: Datatype) -> Result<Node> {
+/// Appends the stream of `datatype` to `out`.
+fn marshal_append(rep: Representation, datatype: Datatype, out: &mut Vec<u8>) -> Result<()> {
+    ready(rep)?;
     if datatype == mpi::local().datatype_null() {
         return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
     }
-    decode(datatype)
+    decode(datatype, out)
 }
 
 /// Marshals `datatype` into a new buffer.
 pub fn marshal(rep: Representation, datatype: Datatype) -> Result<Vec<u8>> {
-    ready(rep)?;
-    let tree = tree_of(datatype)?;
     let mut out = Vec::new();
-    external::write(&tree, &mut out);
+    marshal_append(rep, datatype, &mut out)?;
     Ok(out)
+}
+
+thread_local! {
+    /// Where `marshal_into` builds a stream before copying it out, so the
+    /// caller's buffer is written only on success; reused across calls.
+    static STAGING: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Marshals `datatype` into `out`, returning the number of bytes written.
 /// When `out` is too small nothing is written and the error says how many
 /// bytes are needed.
 pub fn marshal_into(rep: Representation, datatype: Datatype, out: &mut [u8]) -> Result<usize> {
-    let bytes = marshal(rep, datatype)?;
-    if bytes.len() > out.len() {
-        return Err(Error::BufferTooSmall {
-            needed: bytes.len(),
-            given: out.len(),
-        });
-    }
-    out[..bytes.len()].copy_from_slice(&bytes);
-    Ok(bytes.len())
+    STAGING.with(|cell| {
+        let mut fresh = Vec::new();
+        let mut guard = cell.try_borrow_mut();
+        let staging = match guard.as_deref_mut() {
+            Ok(s) => s,
+            Err(_) => &mut fresh,
+        };
+        staging.clear();
+        marshal_append(rep, datatype, staging)?;
+        let n = staging.len();
+        if n > out.len() {
+            return Err(Error::BufferTooSmall {
+                needed: n,
+                given: out.len(),
+            });
+        }
+        out[..n].copy_from_slice(staging);
+        if staging.capacity() > 1 << 20 {
+            *staging = Vec::new(); // do not keep a huge buffer per thread
+        }
+        Ok(n)
+    })
 }
 
 /// An upper bound of the bytes `marshal` produces for `datatype` (for the
 /// external representation, the exact number).
 pub fn marshal_size(rep: Representation, datatype: Datatype) -> Result<usize> {
-    ready(rep)?;
-    Ok(external::size(&tree_of(datatype)?))
+    STAGING.with(|cell| {
+        let mut fresh = Vec::new();
+        let mut guard = cell.try_borrow_mut();
+        let staging = match guard.as_deref_mut() {
+            Ok(s) => s,
+            Err(_) => &mut fresh,
+        };
+        staging.clear();
+        marshal_append(rep, datatype, staging)?;
+        Ok(staging.len())
+    })
 }
 
 /// Rebuilds a datatype from marshalled bytes. A predefined type comes back
@@ -95,8 +123,8 @@ pub fn unmarshal(rep: Representation, bytes: &[u8]) -> Result<Datatype> {
     encode(&external::read(bytes)?)
 }
 
-/// Decodes a datatype into its constructor tree (no bytes involved).
+/// The constructor tree of a datatype: its envelope/contents at every
+/// level, with names (the parsed form of its external stream).
 pub fn type_tree(datatype: Datatype) -> Result<Node> {
-    ready(Representation::External)?;
-    tree_of(datatype)
+    external::read(&marshal(Representation::External, datatype)?)
 }

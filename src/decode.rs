@@ -1,282 +1,336 @@
-//! The decoder: an MPI datatype into an owned tree, through
-//! `MPI_Type_get_envelope` / `MPI_Type_get_contents` (their `_c` forms on
-//! MPI-4). Every derived handle get_contents returns is freed here, on every
-//! path; predefined and F90 handles never are.
+//! The decoder: an MPI datatype, walked with `MPI_Type_get_envelope` /
+//! `MPI_Type_get_contents` (their `_c` forms on MPI-4), written straight
+//! into the external stream in pre-order. It builds no tree on the way:
+//! marshalling sits on communication paths, so the only work besides the
+//! MPI calls is moving their results into the output (the owned tree is
+//! `external::read` of this stream). Every derived handle get_contents
+//! returns is freed here, on every path; predefined and F90 handles never
+//! are.
 
 use crate::codes::{Combiner, Distribution, Order, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
+use crate::external::{FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
-use crate::tree::{Kind, Node, MAX_DEPTH, MAX_NAME_LEN};
+use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
 use std::os::raw::c_int;
 
-/// Decodes `datatype` into a tree. The handle itself is not freed.
-pub fn decode(datatype: Datatype) -> Result<Node> {
-    let mut d = Decoder {
-        local: mpi::local(),
-        pool: Vec::new(),
-    };
-    d.node(datatype, 0)
+/// Appends the external stream of `datatype` to `out`. On error `out` may
+/// hold a partial stream; the handle itself is never freed.
+pub fn decode(datatype: Datatype, out: &mut Vec<u8>) -> Result<()> {
+    SCRATCH.with(|cell| {
+        // A re-entrant call (from another thread's callback, say) gets a
+        // fresh scratch instead of the busy one.
+        let mut fresh = Scratch::default();
+        let mut guard = cell.try_borrow_mut();
+        let scratch = match guard.as_deref_mut() {
+            Ok(s) => s,
+            Err(_) => &mut fresh,
+        };
+        out.extend_from_slice(&MAGIC.to_be_bytes());
+        out.extend_from_slice(&(VERSION << 16).to_be_bytes());
+        let mut d = Decoder {
+            local: mpi::local(),
+            scratch,
+            out,
+        };
+        d.node(datatype, 0).map(|_| ())
+    })
 }
 
-struct Decoder {
-    local: &'static Local,
-    /// get_contents buffers, one per depth, reused across siblings.
+/// Buffers reused across calls on one thread, so that a marshal makes no
+/// allocation once warm.
+#[derive(Default)]
+struct Scratch {
+    /// get_contents buffers, one per depth.
     pool: Vec<Contents>,
+    /// The current node's integer fields, in stream order.
+    fields: Vec<i64>,
 }
 
-/// Frees the derived handles get_contents returned, whatever happens.
-struct Returned {
-    types: Vec<Datatype>,
-    /// Some(true): decoded, derived; Some(false): decoded, predefined;
-    /// None: not decoded yet, so unknown.
-    derived: Vec<Option<bool>>,
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
-impl Drop for Returned {
-    fn drop(&mut self) {
-        for (&t, &d) in self.types.iter().zip(&self.derived) {
-            let derived = d.unwrap_or_else(|| is_derived(t));
-            if derived {
-                // Nothing useful can be done with a failure while cleaning up.
-                let _ = mpi::free(t);
-            }
-        }
-    }
+struct Decoder<'a> {
+    local: &'static Local,
+    scratch: &'a mut Scratch,
+    out: &'a mut Vec<u8>,
 }
 
+fn is_predefined(c: Combiner) -> bool {
+    matches!(
+        c,
+        Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer
+    )
+}
+
+/// Whether a handle get_contents returned is the caller's to free.
 fn is_derived(t: Datatype) -> bool {
     let local = mpi::local();
     match mpi::envelope(t) {
-        Ok(env) => !matches!(
-            local.combiner(env.combiner),
-            Some(Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer)
-        ),
+        Ok(env) => !local.combiner(env.combiner).is_some_and(is_predefined),
         Err(_) => false,
     }
 }
 
-impl Decoder {
-    fn node(&mut self, t: Datatype, depth: usize) -> Result<Node> {
-        let env = mpi::envelope(t)?;
-        let combiner = self
-            .local
-            .combiner(env.combiner)
-            .ok_or_else(|| Error::unsupported(format!("unknown combiner value {} from MPI_Type_get_envelope", env.combiner)))?;
+impl Decoder<'_> {
+    /// Writes one node and its subtree; returns whether `t` is derived.
+    fn node(&mut self, t: Datatype, depth: usize) -> Result<bool> {
         if depth >= MAX_DEPTH {
             return Err(Error::unsupported(format!(
                 "the datatype is nested deeper than {MAX_DEPTH} levels, the format's limit"
             )));
         }
+        let env = mpi::envelope(t)?;
+        let combiner = self.local.combiner(env.combiner).ok_or_else(|| {
+            Error::unsupported(format!(
+                "unknown combiner value {} from MPI_Type_get_envelope",
+                env.combiner
+            ))
+        })?;
         if combiner == Combiner::Named {
-            return self.named(t);
-        }
-        if self.pool.len() <= depth {
-            self.pool.resize_with(depth + 1, Contents::default);
-        }
-        let mut contents = std::mem::take(&mut self.pool[depth]);
-        let result = mpi::contents(t, &env, &mut contents).and_then(|()| self.derived(t, combiner, &contents, depth));
-        self.pool[depth] = contents;
-        result
-    }
-
-    fn named(&self, t: Datatype) -> Result<Node> {
-        match self.local.predefined(t) {
-            Some(p) => Ok(Node::named(p)),
-            None => {
-                let name = mpi::get_name(t)?.unwrap_or_default();
-                Err(Error::unsupported(format!(
+            let p = self.local.predefined(t).ok_or_else(|| {
+                let name = mpi::get_name(t).ok().flatten().unwrap_or_default();
+                Error::unsupported(format!(
                     "the predefined datatype {} has no portable code",
                     String::from_utf8_lossy(&name)
-                )))
+                ))
+            })?;
+            self.put_u32(Combiner::Named.code());
+            self.put_u32(p.0 as u32);
+            return Ok(false);
+        }
+        if self.scratch.pool.len() <= depth {
+            self.scratch.pool.resize_with(depth + 1, Contents::default);
+        }
+        let mut c = std::mem::take(&mut self.scratch.pool[depth]);
+        let mut freed = 0;
+        let result = mpi::contents(t, &env, &mut c)
+            .and_then(|()| self.derived(t, combiner, &c, depth, &mut freed));
+        if result.is_err() {
+            // Children not yet handed back are freed here.
+            for &child in c.types.iter().skip(freed) {
+                if is_derived(child) {
+                    let _ = mpi::free(child);
+                }
+            }
+        }
+        c.types.clear();
+        self.scratch.pool[depth] = c;
+        result.map(|()| !is_predefined(combiner))
+    }
+
+    fn derived(
+        &mut self,
+        t: Datatype,
+        combiner: Combiner,
+        c: &Contents,
+        depth: usize,
+        freed: &mut usize,
+    ) -> Result<()> {
+        let large = !c.counts.is_empty();
+        let nchildren = self.fields(combiner, c, large)?;
+        if nchildren != c.types.len() {
+            return Err(layout(combiner));
+        }
+        // The node word, the name, the fields.
+        let wide = self
+            .scratch
+            .fields
+            .iter()
+            .any(|&v| i32::try_from(v).is_err());
+        let mut word = combiner.code();
+        if wide {
+            word |= FLAG_WIDE;
+        }
+        if large {
+            word |= FLAG_LARGE;
+        }
+        let mut name = [0u8; 256];
+        let name_len = if is_predefined(combiner) {
+            0
+        } else {
+            self.name(t, depth, &mut name)?
+        };
+        if name_len > 0 {
+            word |= FLAG_NAME;
+        }
+        self.put_u32(word);
+        if name_len > 0 {
+            self.put_u32(name_len as u32);
+            self.out.extend_from_slice(&name[..name_len]);
+            let pad = name_len.div_ceil(4) * 4 - name_len;
+            self.out.extend_from_slice(&[0u8; 3][..pad]);
+        }
+        self.put_fields(wide);
+        for (i, &child) in c.types.iter().enumerate() {
+            let derived = self.node(child, depth + 1)?;
+            if derived {
+                mpi::free(child)?;
+            }
+            *freed = i + 1;
+        }
+        Ok(())
+    }
+
+    /// The user-set name, into `buf`; its length (0: none).
+    fn name(&self, t: Datatype, depth: usize, buf: &mut [u8; 256]) -> Result<usize> {
+        let mut len = mpi::get_name_into(t, buf)?;
+        if depth > 0 && self.local.constants.is_open_mpi != 0 && buf[..len].starts_with(b"Dup ") {
+            // Open MPI's get_contents returns a duplicate of each derived
+            // argument, which it names "Dup <original name>".
+            buf.copy_within(4..len, 0);
+            len -= 4;
+        }
+        if len > MAX_NAME_LEN {
+            return Err(Error::unsupported(format!(
+                "a type name of {len} bytes is longer than the format's {MAX_NAME_LEN}"
+            )));
+        }
+        Ok(len)
+    }
+
+    fn put_u32(&mut self, v: u32) {
+        self.out.extend_from_slice(&v.to_be_bytes());
+    }
+
+    /// Writes the scratch fields as XDR ints or hypers.
+    fn put_fields(&mut self, wide: bool) {
+        let fields = &self.scratch.fields;
+        if wide {
+            self.out.reserve(fields.len() * 8);
+            for &v in fields {
+                self.out.extend_from_slice(&v.to_be_bytes());
+            }
+        } else {
+            self.out.reserve(fields.len() * 4);
+            for &v in fields {
+                self.out.extend_from_slice(&(v as i32).to_be_bytes());
             }
         }
     }
 
-    fn derived(&mut self, t: Datatype, combiner: Combiner, c: &Contents, depth: usize) -> Result<Node> {
-        let mut returned = Returned {
-            types: c.types.clone(),
-            derived: vec![None; c.types.len()],
-        };
-        let large = !c.counts.is_empty();
+    /// Puts the node's integer fields, in stream order (spec/external.md §6),
+    /// into the scratch; returns how many child types the combiner takes.
+    fn fields(&mut self, combiner: Combiner, c: &Contents, large: bool) -> Result<usize> {
+        let local: &'static Local = self.local;
+        let l = &local.constants;
+        let f = &mut self.scratch.fields;
+        f.clear();
         let mut a = Args::new(&c.ints, &c.addrs, &c.counts, large);
-        let l = &self.local.constants;
-        let kind = match combiner {
-            Combiner::Named => unreachable!("handled by the caller"),
+        let children = match combiner {
+            Combiner::Named => unreachable!("written by the caller"),
             Combiner::F90Real | Combiner::F90Complex => {
-                let p = undefined(a.int()?, l.undefined);
-                let r = undefined(a.int()?, l.undefined);
-                if combiner == Combiner::F90Real {
-                    Kind::F90Real { p, r }
-                } else {
-                    Kind::F90Complex { p, r }
-                }
+                f.push(undefined(a.int()?, l.undefined));
+                f.push(undefined(a.int()?, l.undefined));
+                0
             }
-            Combiner::F90Integer => Kind::F90Integer {
-                r: undefined(a.int()?, l.undefined),
-            },
-            Combiner::Dup => Kind::Dup(self.child(&mut returned, 0, depth)?),
-            Combiner::Contiguous => Kind::Contiguous {
-                count: a.cnt()?,
-                old: self.child(&mut returned, 0, depth)?,
-            },
-            Combiner::Vector => Kind::Vector {
-                count: a.cnt()?,
-                blocklength: a.cnt()?,
-                stride: a.cnt()?,
-                old: self.child(&mut returned, 0, depth)?,
-            },
-            Combiner::Hvector | Combiner::HvectorInteger => Kind::Hvector {
-                count: a.cnt()?,
-                blocklength: a.cnt()?,
-                stride: a.addr()?,
-                old: self.child(&mut returned, 0, depth)?,
-                legacy: combiner == Combiner::HvectorInteger,
-            },
+            Combiner::F90Integer => {
+                f.push(undefined(a.int()?, l.undefined));
+                0
+            }
+            Combiner::Dup => 1,
+            Combiner::Contiguous => {
+                f.push(a.cnt()?);
+                1
+            }
+            Combiner::Vector => {
+                f.extend([a.cnt()?, a.cnt()?, a.cnt()?]);
+                1
+            }
+            Combiner::Hvector | Combiner::HvectorInteger => {
+                f.extend([a.cnt()?, a.cnt()?, a.addr()?]);
+                1
+            }
             Combiner::Indexed => {
                 let n = a.len()?;
-                Kind::Indexed {
-                    blocklengths: a.cnts(n)?,
-                    displacements: a.cnts(n)?,
-                    old: self.child(&mut returned, 0, depth)?,
-                }
+                f.push(n as i64);
+                a.cnts(n, f)?;
+                a.cnts(n, f)?;
+                1
             }
-            Combiner::Hindexed | Combiner::HindexedInteger => {
+            Combiner::Hindexed | Combiner::HindexedInteger | Combiner::Struct | Combiner::StructInteger => {
                 let n = a.len()?;
-                Kind::Hindexed {
-                    blocklengths: a.cnts(n)?,
-                    displacements: a.addrs(n)?,
-                    old: self.child(&mut returned, 0, depth)?,
-                    legacy: combiner == Combiner::HindexedInteger,
+                f.push(n as i64);
+                a.cnts(n, f)?;
+                a.addrs(n, f)?;
+                if matches!(combiner, Combiner::Struct | Combiner::StructInteger) {
+                    n
+                } else {
+                    1
                 }
             }
             Combiner::IndexedBlock => {
                 let n = a.len()?;
-                Kind::IndexedBlock {
-                    blocklength: a.cnt()?,
-                    displacements: a.cnts(n)?,
-                    old: self.child(&mut returned, 0, depth)?,
-                }
+                f.extend([n as i64, a.cnt()?]);
+                a.cnts(n, f)?;
+                1
             }
             Combiner::HindexedBlock => {
                 let n = a.len()?;
-                Kind::HindexedBlock {
-                    blocklength: a.cnt()?,
-                    displacements: a.addrs(n)?,
-                    old: self.child(&mut returned, 0, depth)?,
-                }
-            }
-            Combiner::Struct | Combiner::StructInteger => {
-                let n = a.len()?;
-                let blocklengths = a.cnts(n)?;
-                let displacements = a.addrs(n)?;
-                if returned.types.len() != n {
-                    return Err(layout(combiner));
-                }
-                let mut types = Vec::with_capacity(n);
-                for i in 0..n {
-                    types.push(*self.child(&mut returned, i, depth)?);
-                }
-                Kind::Struct {
-                    blocklengths,
-                    displacements,
-                    types,
-                    legacy: combiner == Combiner::StructInteger,
-                }
+                f.extend([n as i64, a.cnt()?]);
+                a.addrs(n, f)?;
+                1
             }
             Combiner::Subarray => {
                 let n = a.int_len()?;
-                let sizes = a.cnts(n)?;
-                let subsizes = a.cnts(n)?;
-                let starts = a.cnts(n)?;
-                let order = self.order(a.int()?)?;
-                Kind::Subarray {
-                    sizes,
-                    subsizes,
-                    starts,
-                    order,
-                    old: self.child(&mut returned, 0, depth)?,
-                }
+                f.push(n as i64);
+                a.cnts(3 * n, f)?;
+                let order = order(l, a.int()?)?;
+                f.push(order as i64);
+                1
             }
             Combiner::Darray => {
-                let size = a.int()?;
-                let rank = a.int()?;
+                f.extend([a.int()?, a.int()?]);
                 let n = a.int_len()?;
-                let gsizes = a.cnts(n)?;
-                let distribs = (0..n)
-                    .map(|_| a.int().and_then(|d| self.distribution(d)))
-                    .collect::<Result<Vec<_>>>()?;
-                let dargs = (0..n)
-                    .map(|_| a.int().map(|d| if d == l.distribute_dflt_darg as i64 { DFLT_DARG } else { d }))
-                    .collect::<Result<Vec<_>>>()?;
-                let psizes = (0..n).map(|_| a.int()).collect::<Result<Vec<_>>>()?;
-                let order = self.order(a.int()?)?;
-                Kind::Darray {
-                    size,
-                    rank,
-                    gsizes,
-                    distribs,
-                    dargs,
-                    psizes,
-                    order,
-                    old: self.child(&mut returned, 0, depth)?,
+                f.push(n as i64);
+                a.cnts(n, f)?;
+                for _ in 0..n {
+                    let d = distribution(l, a.int()?)?;
+                    f.push(d as i64);
                 }
+                for _ in 0..n {
+                    let d = a.int()?;
+                    f.push(if d == l.distribute_dflt_darg as i64 { DFLT_DARG } else { d });
+                }
+                for _ in 0..n {
+                    f.push(a.int()?);
+                }
+                let order = order(l, a.int()?)?;
+                f.push(order as i64);
+                1
             }
-            Combiner::Resized => Kind::Resized {
-                lb: a.addr()?,
-                extent: a.addr()?,
-                old: self.child(&mut returned, 0, depth)?,
-            },
-            Combiner::ValueIndex => Kind::ValueIndex {
-                value: self.child(&mut returned, 0, depth)?,
-                index: self.child(&mut returned, 1, depth)?,
-            },
+            Combiner::Resized => {
+                f.extend([a.addr()?, a.addr()?]);
+                1
+            }
+            Combiner::ValueIndex => 2,
         };
-        if !a.done() || returned.derived.iter().any(|d| d.is_none()) {
+        if !a.done() {
             return Err(layout(combiner));
         }
-        let mut node = Node::new(kind);
-        if !node.is_predefined() {
-            node.large = large;
-            node.name = mpi::get_name(t)?;
-            if depth > 0 && l.is_open_mpi != 0 {
-                // Open MPI's get_contents returns a duplicate of each derived
-                // argument, which it names "Dup <original name>".
-                node.name = node.name.and_then(|n| {
-                    let rest = n.strip_prefix(b"Dup ".as_slice()).unwrap_or(&n).to_vec();
-                    (!rest.is_empty()).then_some(rest)
-                });
-            }
-            if node.name.as_ref().is_some_and(|n| n.len() > MAX_NAME_LEN) {
-                return Err(Error::unsupported(format!("a type name longer than {MAX_NAME_LEN} bytes")));
-            }
-        }
-        Ok(node)
+        Ok(children)
     }
+}
 
-    fn child(&mut self, returned: &mut Returned, i: usize, depth: usize) -> Result<Box<Node>> {
-        let t = *returned.types.get(i).ok_or_else(|| Error::invalid("MPI_Type_get_contents returned too few datatypes"))?;
-        let node = self.node(t, depth + 1)?;
-        returned.derived[i] = Some(!node.is_predefined());
-        Ok(Box::new(node))
+fn order(l: &mpi::shim::Constants, local: i64) -> Result<Order> {
+    match local {
+        x if x == l.order_c as i64 => Ok(Order::C),
+        x if x == l.order_fortran as i64 => Ok(Order::Fortran),
+        x => Err(Error::unsupported(format!(
+            "unknown array order {x} from MPI_Type_get_contents"
+        ))),
     }
+}
 
-    fn order(&self, local: i64) -> Result<Order> {
-        let l = &self.local.constants;
-        match local {
-            x if x == l.order_c as i64 => Ok(Order::C),
-            x if x == l.order_fortran as i64 => Ok(Order::Fortran),
-            x => Err(Error::unsupported(format!("unknown array order {x} from MPI_Type_get_contents"))),
-        }
-    }
-
-    fn distribution(&self, local: i64) -> Result<Distribution> {
-        let l = &self.local.constants;
-        match local {
-            x if x == l.distribute_block as i64 => Ok(Distribution::Block),
-            x if x == l.distribute_cyclic as i64 => Ok(Distribution::Cyclic),
-            x if x == l.distribute_none as i64 => Ok(Distribution::None),
-            x => Err(Error::unsupported(format!("unknown distribution {x} from MPI_Type_get_contents"))),
-        }
+fn distribution(l: &mpi::shim::Constants, local: i64) -> Result<Distribution> {
+    match local {
+        x if x == l.distribute_block as i64 => Ok(Distribution::Block),
+        x if x == l.distribute_cyclic as i64 => Ok(Distribution::Cyclic),
+        x if x == l.distribute_none as i64 => Ok(Distribution::None),
+        x => Err(Error::unsupported(format!(
+            "unknown distribution {x} from MPI_Type_get_contents"
+        ))),
     }
 }
 
@@ -289,7 +343,10 @@ fn undefined(v: i64, local_undefined: c_int) -> i64 {
 }
 
 fn layout(c: Combiner) -> Error {
-    Error::unsupported(format!("MPI_Type_get_contents returned an unexpected layout for {}", c.mpi_name()))
+    Error::unsupported(format!(
+        "MPI_Type_get_contents returned an unexpected layout for {}",
+        c.mpi_name()
+    ))
 }
 
 /// Reads a combiner's arguments from get_contents' arrays. Classic calls
@@ -363,25 +420,27 @@ impl<'a> Args<'a> {
         usize::try_from(self.int()?).map_err(|_| Self::short())
     }
 
-    fn cnts(&mut self, n: usize) -> Result<Vec<i64>> {
+    fn cnts(&mut self, n: usize, out: &mut Vec<i64>) -> Result<()> {
         if self.large {
             let s = self.counts.get(self.c..self.c + n).ok_or_else(Self::short)?;
             self.c += n;
-            Ok(s.to_vec())
+            out.extend_from_slice(s);
         } else {
             let s = self.ints.get(self.i..self.i + n).ok_or_else(Self::short)?;
             self.i += n;
-            Ok(s.iter().map(|&v| v as i64).collect())
+            out.extend(s.iter().map(|&v| v as i64));
         }
+        Ok(())
     }
 
-    fn addrs(&mut self, n: usize) -> Result<Vec<i64>> {
+    fn addrs(&mut self, n: usize, out: &mut Vec<i64>) -> Result<()> {
         if self.large {
-            self.cnts(n)
+            self.cnts(n, out)
         } else {
             let s = self.addrs.get(self.a..self.a + n).ok_or_else(Self::short)?;
             self.a += n;
-            Ok(s.iter().map(|&v| v as i64).collect())
+            out.extend(s.iter().map(|&v| v as i64));
+            Ok(())
         }
     }
 

@@ -17,7 +17,7 @@ use std::os::raw::c_int;
 pub fn encode(tree: &Node) -> Result<Datatype> {
     tree::validate(tree)?;
     let local = mpi::local();
-    check_local(tree, local, &mut String::from("root"))?;
+    check_local(tree, local, &mut Vec::new())?;
     Ok(Builder { local }.build(tree)?.handle)
 }
 
@@ -48,8 +48,8 @@ impl Drop for Kids {
 }
 
 /// Refuses what the local MPI cannot build, before anything is built.
-fn check_local(node: &Node, local: &Local, path: &mut String) -> Result<()> {
-    let at = |what: String| Err(Error::unsupported(format!("{path}: {what}")));
+fn check_local(node: &Node, local: &Local, path: &mut Vec<usize>) -> Result<()> {
+    let at = |what: String| Err(Error::unsupported(format!("{}: {what}", tree::path_text(path))));
     match &node.kind {
         Kind::Named(p) => {
             if local.datatype(*p).is_none() {
@@ -81,10 +81,9 @@ fn check_local(node: &Node, local: &Local, path: &mut String) -> Result<()> {
         if markers_rewritten && matches!(child.kind, Kind::Named(p) if p.is_marker()) {
             continue; // becomes MPI_Type_create_resized
         }
-        let len = path.len();
-        path.push_str(&format!(".{i}"));
+        path.push(i);
         check_local(child, local, path)?;
-        path.truncate(len);
+        path.pop();
     }
     Ok(())
 }
@@ -222,7 +221,9 @@ impl Builder {
         Ok(Some(out))
     }
 
-    /// Calls the node's constructor on already-built children.
+    /// Calls the node's constructor on already-built children (off the
+    /// recursion path: deep trees cost one small frame per level).
+    #[inline(never)]
     fn construct(&self, node: &Node, kids: &[Datatype]) -> Result<Datatype> {
         let large = node.large && self.local.has_large_count();
         let mut out = self.local.datatype_null();

@@ -201,17 +201,40 @@ impl Kind {
 /// would reject (and abort on, under MPI_ERRORS_ARE_FATAL). `path` in the
 /// messages is the position in the tree, e.g. `root.types[2].old`.
 pub fn validate(node: &Node) -> Result<()> {
-    let mut path = String::from("root");
-    validate_at(node, 0, &mut path)
+    validate_at(node, 0, &mut Vec::new())
 }
 
-fn validate_at(node: &Node, depth: usize, path: &mut String) -> Result<()> {
+fn validate_at(node: &Node, depth: usize, path: &mut Vec<usize>) -> Result<()> {
     if depth >= MAX_DEPTH {
         return Err(Error::invalid(format!(
-            "{path}: the tree is deeper than {MAX_DEPTH} levels"
+            "{}: the tree is deeper than {MAX_DEPTH} levels",
+            path_text(path)
         )));
     }
-    let fail = |what: String| Err(Error::invalid(format!("{path} ({}): {what}", node.combiner().mpi_name())));
+    check_node(node, path)?;
+    for (i, child) in node.children().into_iter().enumerate() {
+        path.push(i);
+        validate_at(child, depth + 1, path)?;
+        path.pop();
+    }
+    Ok(())
+}
+
+/// A position in the tree for messages: `root.2.0` is the first child of
+/// the third child of the root. Built only when there is an error.
+pub fn path_text(path: &[usize]) -> String {
+    let mut s = String::from("root");
+    for i in path {
+        s.push_str(&format!(".{i}"));
+    }
+    s
+}
+
+/// The checks of one node, off the recursion path so that each level of a
+/// deep tree costs one small stack frame.
+#[inline(never)]
+fn check_node(node: &Node, path: &[usize]) -> Result<()> {
+    let fail = |what: String| Err(Error::invalid(format!("{} ({}): {what}", path_text(path), node.combiner().mpi_name())));
     if let Some(name) = &node.name {
         if node.is_predefined() {
             return fail("a predefined type carries no name".into());
@@ -231,7 +254,8 @@ fn validate_at(node: &Node, depth: usize, path: &mut String) -> Result<()> {
     let count = |what: &str, v: i64| -> Result<()> {
         if v < 0 || v > int_max {
             return Err(Error::invalid(format!(
-                "{path} ({}): {what} {v} is out of range 0..={int_max}",
+                "{} ({}): {what} {v} is out of range 0..={int_max}",
+                path_text(path),
                 node.combiner().mpi_name()
             )));
         }
@@ -241,7 +265,8 @@ fn validate_at(node: &Node, depth: usize, path: &mut String) -> Result<()> {
     let int_arg = |what: &str, v: i64| -> Result<()> {
         if !node.large && i32::try_from(v).is_err() {
             return Err(Error::invalid(format!(
-                "{path} ({}): {what} {v} does not fit a C int",
+                "{} ({}): {what} {v} does not fit a C int",
+                path_text(path),
                 node.combiner().mpi_name()
             )));
         }
@@ -250,7 +275,8 @@ fn validate_at(node: &Node, depth: usize, path: &mut String) -> Result<()> {
     let same_len = |what: &str, a: usize, b: usize| -> Result<()> {
         if a != b {
             return Err(Error::invalid(format!(
-                "{path} ({}): {what}: {a} and {b} entries",
+                "{} ({}): {what}: {a} and {b} entries",
+                path_text(path),
                 node.combiner().mpi_name()
             )));
         }
@@ -437,18 +463,6 @@ fn validate_at(node: &Node, depth: usize, path: &mut String) -> Result<()> {
         }
         Kind::Resized { .. } => {}
         Kind::ValueIndex { .. } => {}
-    }
-    let children = node.children();
-    let one = children.len() == 1;
-    for (i, child) in children.into_iter().enumerate() {
-        let len = path.len();
-        match (&node.kind, one) {
-            (Kind::Struct { .. }, _) => path.push_str(&format!(".types[{i}]")),
-            (Kind::ValueIndex { .. }, _) => path.push_str(if i == 0 { ".value" } else { ".index" }),
-            _ => path.push_str(".old"),
-        }
-        validate_at(child, depth + 1, path)?;
-        path.truncate(len);
     }
     Ok(())
 }

@@ -101,9 +101,19 @@ impl Reader<'_> {
         Ok(n)
     }
 
-    fn ints(&mut self, what: &'static str, wide: bool, n: usize) -> Result<Vec<i64>> {
-        self.need(what, n * if wide { 8 } else { 4 })?;
-        (0..n).map(|_| self.int(what, wide)).collect()
+    /// `n` integer fields appended to `out`; the hot loop of large types,
+    /// so it converts the XDR words directly.
+    fn ints(&mut self, what: &'static str, wide: bool, n: usize, out: &mut Vec<i64>) -> Result<()> {
+        let unit = if wide { 8 } else { 4 };
+        self.need(what, n * unit)?;
+        let bytes = &self.bytes[self.pos..self.pos + n * unit];
+        if wide {
+            out.extend(bytes.chunks_exact(8).map(|b| i64::from_be_bytes(b.try_into().unwrap())));
+        } else {
+            out.extend(bytes.chunks_exact(4).map(|b| i32::from_be_bytes(b.try_into().unwrap()) as i64));
+        }
+        self.pos += n * unit;
+        Ok(())
     }
 
     fn name(&mut self) -> Result<Vec<u8>> {
@@ -126,7 +136,26 @@ impl Reader<'_> {
         Ok(name)
     }
 
+    /// One node and its subtree. The per-combiner work happens in helpers
+    /// that return before the recursion, so each level costs one small
+    /// stack frame (debug builds included).
     fn node(&mut self, depth: usize) -> Result<Node> {
+        let head = self.head(depth)?;
+        if let Some(node) = head.named {
+            return Ok(node);
+        }
+        let fields = self.fields(head.combiner, head.wide)?;
+        let n = children(head.combiner, &fields);
+        let mut kids = Vec::with_capacity(n);
+        for _ in 0..n {
+            kids.push(self.node(depth + 1)?);
+        }
+        assemble(head, fields, kids)
+    }
+
+    /// The node word, its flags and name; a NAMED node whole.
+    #[inline(never)]
+    fn head(&mut self, depth: usize) -> Result<Head> {
         let at = self.pos;
         if depth >= MAX_DEPTH {
             return Err(Error::corrupt(at, format!("types nest deeper than {MAX_DEPTH} levels")));
@@ -149,6 +178,14 @@ impl Reader<'_> {
         if large && !supports_large(combiner) {
             return Err(Error::corrupt(at, format!("{} has no large-count form", combiner.mpi_name())));
         }
+        let mut head = Head {
+            combiner,
+            wide,
+            large,
+            name: None,
+            named: None,
+            fields_at: 0,
+        };
         if combiner == Combiner::Named {
             if wide {
                 return Err(Error::corrupt(at, "MPI_COMBINER_NAMED takes no flags"));
@@ -157,172 +194,72 @@ impl Reader<'_> {
             let code = self.u32("a predefined datatype code")?;
             let p = Predefined::from_code(code)
                 .ok_or_else(|| Error::corrupt(code_at, format!("unknown predefined datatype code {code:#x}")))?;
-            return Ok(Node::named(p));
+            head.named = Some(Node::named(p));
+            return Ok(head);
         }
-        let name = if named { Some(self.name()?) } else { None };
-        let fields_at = self.pos;
-        let w = wide;
-        // Every node holds at least a node word and a code: 8 bytes a child.
+        if named {
+            head.name = Some(self.name()?);
+        }
+        head.fields_at = self.pos;
+        Ok(head)
+    }
+
+    /// The node's integer fields in stream order (the inverse of
+    /// `write::int_fields`), with array lengths checked against the input
+    /// left and order and distribution codes checked where they stand.
+    #[inline(never)]
+    fn fields(&mut self, combiner: Combiner, w: bool) -> Result<Vec<i64>> {
+        let unit = if w { 8 } else { 4 };
+        // Every child node takes at least 8 bytes (a node word and a code).
         const CHILD: usize = 8;
-        let child = |r: &mut Self| r.node(depth + 1).map(Box::new);
-        let kind = match combiner {
-            Combiner::Named => unreachable!("returned above"),
-            Combiner::F90Real | Combiner::F90Complex => {
-                let p = self.int("a precision", w)?;
-                let r = self.int("a range", w)?;
-                if combiner == Combiner::F90Real {
-                    Kind::F90Real { p, r }
-                } else {
-                    Kind::F90Complex { p, r }
-                }
-            }
-            Combiner::F90Integer => Kind::F90Integer {
-                r: self.int("a range", w)?,
-            },
-            Combiner::Dup => Kind::Dup(child(self)?),
-            Combiner::Contiguous => Kind::Contiguous {
-                count: self.int("a count", w)?,
-                old: child(self)?,
-            },
+        let mut f = Vec::new();
+        match combiner {
+            Combiner::Named => unreachable!("read by head"),
+            Combiner::Dup | Combiner::ValueIndex => {}
+            Combiner::F90Real | Combiner::F90Complex => f.extend([self.int("a precision", w)?, self.int("a range", w)?]),
+            Combiner::F90Integer => f.push(self.int("a range", w)?),
+            Combiner::Contiguous => f.push(self.int("a count", w)?),
             Combiner::Vector | Combiner::Hvector | Combiner::HvectorInteger => {
-                let count = self.int("a count", w)?;
-                let blocklength = self.int("a blocklength", w)?;
-                let stride = self.int("a stride", w)?;
-                let old = child(self)?;
-                if combiner == Combiner::Vector {
-                    Kind::Vector {
-                        count,
-                        blocklength,
-                        stride,
-                        old,
-                    }
-                } else {
-                    Kind::Hvector {
-                        count,
-                        blocklength,
-                        stride,
-                        old,
-                        legacy: combiner == Combiner::HvectorInteger,
-                    }
-                }
+                f.extend([self.int("a count", w)?, self.int("a blocklength", w)?, self.int("a stride", w)?])
             }
             Combiner::Indexed | Combiner::Hindexed | Combiner::HindexedInteger | Combiner::Struct | Combiner::StructInteger => {
                 let is_struct = matches!(combiner, Combiner::Struct | Combiner::StructInteger);
-                let per_item = 2 * if w { 8 } else { 4 } + if is_struct { CHILD } else { 0 };
-                let n = self.len("a count", w, per_item)?;
-                let blocklengths = self.ints("blocklengths", w, n)?;
-                let displacements = self.ints("displacements", w, n)?;
-                match combiner {
-                    Combiner::Indexed => Kind::Indexed {
-                        blocklengths,
-                        displacements,
-                        old: child(self)?,
-                    },
-                    Combiner::Hindexed | Combiner::HindexedInteger => Kind::Hindexed {
-                        blocklengths,
-                        displacements,
-                        old: child(self)?,
-                        legacy: combiner == Combiner::HindexedInteger,
-                    },
-                    _ => {
-                        let mut types = Vec::with_capacity(n);
-                        for _ in 0..n {
-                            types.push(self.node(depth + 1)?);
-                        }
-                        Kind::Struct {
-                            blocklengths,
-                            displacements,
-                            types,
-                            legacy: combiner == Combiner::StructInteger,
-                        }
-                    }
-                }
+                let n = self.len("a count", w, 2 * unit + if is_struct { CHILD } else { 0 })?;
+                f.reserve_exact(1 + 2 * n);
+                f.push(n as i64);
+                self.ints("blocklengths and displacements", w, 2 * n, &mut f)?;
             }
             Combiner::IndexedBlock | Combiner::HindexedBlock => {
-                let n = self.len("a count", w, if w { 8 } else { 4 })?;
-                let blocklength = self.int("a blocklength", w)?;
-                let displacements = self.ints("displacements", w, n)?;
-                let old = child(self)?;
-                if combiner == Combiner::IndexedBlock {
-                    Kind::IndexedBlock {
-                        blocklength,
-                        displacements,
-                        old,
-                    }
-                } else {
-                    Kind::HindexedBlock {
-                        blocklength,
-                        displacements,
-                        old,
-                    }
-                }
+                let n = self.len("a count", w, unit)?;
+                f.reserve_exact(2 + n);
+                f.push(n as i64);
+                f.push(self.int("a blocklength", w)?);
+                self.ints("displacements", w, n, &mut f)?;
             }
             Combiner::Subarray => {
-                let n = self.len("ndims", w, 3 * if w { 8 } else { 4 })?;
-                let sizes = self.ints("sizes", w, n)?;
-                let subsizes = self.ints("subsizes", w, n)?;
-                let starts = self.ints("starts", w, n)?;
-                let order = self.order(w)?;
-                Kind::Subarray {
-                    sizes,
-                    subsizes,
-                    starts,
-                    order,
-                    old: child(self)?,
-                }
+                let n = self.len("ndims", w, 3 * unit)?;
+                f.push(n as i64);
+                self.ints("sizes, subsizes and starts", w, 3 * n, &mut f)?;
+                f.push(self.order(w)? as i64);
             }
             Combiner::Darray => {
-                let size = self.int("a size", w)?;
-                let rank = self.int("a rank", w)?;
-                let n = self.len("ndims", w, 4 * if w { 8 } else { 4 })?;
-                let gsizes = self.ints("gsizes", w, n)?;
-                let mut distribs = Vec::with_capacity(n);
+                f.extend([self.int("a size", w)?, self.int("a rank", w)?]);
+                let n = self.len("ndims", w, 4 * unit)?;
+                f.push(n as i64);
+                self.ints("gsizes", w, n, &mut f)?;
                 for _ in 0..n {
                     let at = self.pos;
                     let d = self.int("a distribution", w)?;
-                    distribs.push(
-                        Distribution::from_code(d)
-                            .ok_or_else(|| Error::corrupt(at, format!("unknown distribution code {d}")))?,
-                    );
+                    let d = Distribution::from_code(d)
+                        .ok_or_else(|| Error::corrupt(at, format!("unknown distribution code {d}")))?;
+                    f.push(d as i64);
                 }
-                let dargs = self.ints("dargs", w, n)?;
-                let psizes = self.ints("psizes", w, n)?;
-                let order = self.order(w)?;
-                Kind::Darray {
-                    size,
-                    rank,
-                    gsizes,
-                    distribs,
-                    dargs,
-                    psizes,
-                    order,
-                    old: child(self)?,
-                }
+                self.ints("dargs and psizes", w, 2 * n, &mut f)?;
+                f.push(self.order(w)? as i64);
             }
-            Combiner::Resized => Kind::Resized {
-                lb: self.int("a lower bound", w)?,
-                extent: self.int("an extent", w)?,
-                old: child(self)?,
-            },
-            Combiner::ValueIndex => Kind::ValueIndex {
-                value: child(self)?,
-                index: child(self)?,
-            },
-        };
-        let node = Node { name, large, kind };
-        // One encoding per tree: WIDE exactly when a field needs 64 bits.
-        let needs_wide = super::write::int_fields(&node).iter().any(|&v| i32::try_from(v).is_err());
-        if wide != needs_wide {
-            return Err(Error::corrupt(
-                fields_at,
-                if wide {
-                    "the wide flag is set but every field fits 32 bits"
-                } else {
-                    "the wide flag is clear but a field needs 64 bits"
-                },
-            ));
+            Combiner::Resized => f.extend([self.int("a lower bound", w)?, self.int("an extent", w)?]),
         }
-        Ok(node)
+        Ok(f)
     }
 
     fn order(&mut self, wide: bool) -> Result<Order> {
@@ -330,4 +267,140 @@ impl Reader<'_> {
         let o = self.int("an order", wide)?;
         Order::from_code(o).ok_or_else(|| Error::corrupt(at, format!("unknown order code {o}")))
     }
+}
+
+/// A node's word, flags and name, as read before its fields.
+struct Head {
+    combiner: Combiner,
+    wide: bool,
+    large: bool,
+    name: Option<Vec<u8>>,
+    /// The whole node, for NAMED.
+    named: Option<Node>,
+    fields_at: usize,
+}
+
+/// How many child nodes follow a node's fields.
+fn children(c: Combiner, fields: &[i64]) -> usize {
+    match c {
+        Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer => 0,
+        Combiner::Struct | Combiner::StructInteger => fields[0] as usize,
+        Combiner::ValueIndex => 2,
+        _ => 1,
+    }
+}
+
+/// Builds the node from its parts, the inverse of `write::int_fields`.
+#[inline(never)]
+fn assemble(head: Head, f: Vec<i64>, kids: Vec<Node>) -> Result<Node> {
+    let c = head.combiner;
+    let mut kids = kids.into_iter();
+    let mut old = || Box::new(kids.next().expect("children() counted this child"));
+    let arr = |from: usize, n: usize| f[from..from + n].to_vec();
+    let kind = match c {
+        Combiner::Named => unreachable!("read by head"),
+        Combiner::F90Real => Kind::F90Real { p: f[0], r: f[1] },
+        Combiner::F90Complex => Kind::F90Complex { p: f[0], r: f[1] },
+        Combiner::F90Integer => Kind::F90Integer { r: f[0] },
+        Combiner::Dup => Kind::Dup(old()),
+        Combiner::Contiguous => Kind::Contiguous { count: f[0], old: old() },
+        Combiner::Vector => Kind::Vector {
+            count: f[0],
+            blocklength: f[1],
+            stride: f[2],
+            old: old(),
+        },
+        Combiner::Hvector | Combiner::HvectorInteger => Kind::Hvector {
+            count: f[0],
+            blocklength: f[1],
+            stride: f[2],
+            old: old(),
+            legacy: c == Combiner::HvectorInteger,
+        },
+        Combiner::Indexed | Combiner::Hindexed | Combiner::HindexedInteger | Combiner::Struct | Combiner::StructInteger => {
+            let n = f[0] as usize;
+            let (blocklengths, displacements) = (arr(1, n), arr(1 + n, n));
+            match c {
+                Combiner::Indexed => Kind::Indexed {
+                    blocklengths,
+                    displacements,
+                    old: old(),
+                },
+                Combiner::Hindexed | Combiner::HindexedInteger => Kind::Hindexed {
+                    blocklengths,
+                    displacements,
+                    old: old(),
+                    legacy: c == Combiner::HindexedInteger,
+                },
+                _ => Kind::Struct {
+                    blocklengths,
+                    displacements,
+                    types: kids.by_ref().collect(),
+                    legacy: c == Combiner::StructInteger,
+                },
+            }
+        }
+        Combiner::IndexedBlock | Combiner::HindexedBlock => {
+            let n = f[0] as usize;
+            let (blocklength, displacements) = (f[1], arr(2, n));
+            if c == Combiner::IndexedBlock {
+                Kind::IndexedBlock {
+                    blocklength,
+                    displacements,
+                    old: old(),
+                }
+            } else {
+                Kind::HindexedBlock {
+                    blocklength,
+                    displacements,
+                    old: old(),
+                }
+            }
+        }
+        Combiner::Subarray => {
+            let n = f[0] as usize;
+            Kind::Subarray {
+                sizes: arr(1, n),
+                subsizes: arr(1 + n, n),
+                starts: arr(1 + 2 * n, n),
+                order: Order::from_code(f[1 + 3 * n]).expect("checked by fields"),
+                old: old(),
+            }
+        }
+        Combiner::Darray => {
+            let n = f[2] as usize;
+            Kind::Darray {
+                size: f[0],
+                rank: f[1],
+                gsizes: arr(3, n),
+                distribs: f[3 + n..3 + 2 * n]
+                    .iter()
+                    .map(|&d| Distribution::from_code(d).expect("checked by fields"))
+                    .collect(),
+                dargs: arr(3 + 2 * n, n),
+                psizes: arr(3 + 3 * n, n),
+                order: Order::from_code(f[3 + 4 * n]).expect("checked by fields"),
+                old: old(),
+            }
+        }
+        Combiner::Resized => Kind::Resized {
+            lb: f[0],
+            extent: f[1],
+            old: old(),
+        },
+        Combiner::ValueIndex => Kind::ValueIndex {
+            value: old(),
+            index: old(),
+        },
+    };
+    // One encoding per tree: WIDE exactly when a field needs 64 bits.
+    let needs_wide = f.iter().any(|&v| i32::try_from(v).is_err());
+    if head.wide != needs_wide {
+        return Err(Error::corrupt(head.fields_at, "the wide flag is set but every field fits 32 bits"));
+    }
+    Ok(Node {
+        name: head.name,
+        large: head.large,
+        kind,
+    })
 }

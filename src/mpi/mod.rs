@@ -214,8 +214,17 @@ pub fn check(rc: c_int, call: &'static str) -> Result<()> {
     }
 }
 
-/// Whether MPI is initialized and not yet finalized.
+/// Whether MPI is initialized and not yet finalized. After the first
+/// positive answer, a callback run by MPI_Finalize keeps it current, so the
+/// common case costs one atomic load.
 pub fn is_initialized() -> bool {
+    use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+    static SEEN: AtomicBool = AtomicBool::new(false);
+    static FINALIZED: AtomicI32 = AtomicI32::new(0);
+    static WATCH: std::sync::Once = std::sync::Once::new();
+    if SEEN.load(Ordering::Acquire) {
+        return FINALIZED.load(Ordering::Acquire) == 0;
+    }
     let mut init: c_int = 0;
     let mut fini: c_int = 0;
     // SAFETY: both calls may be made at any time, even before MPI_Init.
@@ -223,7 +232,16 @@ pub fn is_initialized() -> bool {
         mpi_sys::MPI_Initialized(&mut init);
         mpi_sys::MPI_Finalized(&mut fini);
     }
-    init != 0 && fini == 0
+    let ready = init != 0 && fini == 0;
+    if ready {
+        WATCH.call_once(|| {
+            // SAFETY: MPI is initialized; FINALIZED is a static that outlives MPI.
+            if unsafe { shim::mpixm_watch_finalize(&FINALIZED) } == MPI_SUCCESS {
+                SEEN.store(true, Ordering::Release);
+            }
+        });
+    }
+    ready
 }
 
 /// The envelope of a datatype, with 64-bit numbers.
@@ -304,6 +322,19 @@ pub fn get_name(t: Datatype) -> Result<Option<Vec<u8>>> {
     // SAFETY: MPI wrote a NUL-terminated string.
     let name = unsafe { CStr::from_ptr(buf.as_ptr()) };
     Ok(Some(name.to_bytes().to_vec()))
+}
+
+/// The user-visible name of a datatype, into `buf`; returns its length
+/// (0 when it has none). No allocation: this is on the marshal path.
+pub fn get_name_into(t: Datatype, buf: &mut [u8; 256]) -> Result<usize> {
+    let mut len: c_int = 0;
+    buf[0] = 0;
+    // SAFETY: MPI_MAX_OBJECT_NAME is at most 128 in MPICH and 64 in Open MPI;
+    // the buffer is larger.
+    let rc = unsafe { mpi_sys::MPI_Type_get_name(t, buf.as_mut_ptr() as *mut c_char, &mut len) };
+    check(rc, "MPI_Type_get_name")?;
+    // The terminating NUL, not `len`, is authoritative.
+    Ok(buf.iter().position(|&b| b == 0).unwrap_or(0))
 }
 
 /// Sets a datatype's name. The name has no NUL and fits MPI_MAX_OBJECT_NAME
