@@ -81,6 +81,12 @@ impl Decoder<'_> {
                 "the datatype is nested deeper than {MAX_DEPTH} levels, the format's limit"
             )));
         }
+        // A predefined handle is known without asking MPI.
+        if let Some(p) = self.local.predefined(t) {
+            self.put_u32(Combiner::Named.code());
+            self.put_u32(p.0 as u32);
+            return Ok(false);
+        }
         let env = mpi::envelope(t)?;
         let combiner = self.local.combiner(env.combiner).ok_or_else(|| {
             Error::unsupported(format!(
@@ -89,16 +95,11 @@ impl Decoder<'_> {
             ))
         })?;
         if combiner == Combiner::Named {
-            let p = self.local.predefined(t).ok_or_else(|| {
-                let name = mpi::get_name(t).ok().flatten().unwrap_or_default();
-                Error::unsupported(format!(
-                    "the predefined datatype {} has no portable code",
-                    String::from_utf8_lossy(&name)
-                ))
-            })?;
-            self.put_u32(Combiner::Named.code());
-            self.put_u32(p.0 as u32);
-            return Ok(false);
+            let name = mpi::get_name(t).ok().flatten().unwrap_or_default();
+            return Err(Error::unsupported(format!(
+                "the predefined datatype {} has no portable code",
+                String::from_utf8_lossy(&name)
+            )));
         }
         if self.scratch.pool.len() <= depth {
             self.scratch.pool.resize_with(depth + 1, Contents::default);
@@ -197,15 +198,17 @@ impl Decoder<'_> {
     /// Writes the scratch fields as XDR ints or hypers.
     fn put_fields(&mut self, wide: bool) {
         let fields = &self.scratch.fields;
+        let unit = if wide { 8 } else { 4 };
+        let start = self.out.len();
+        self.out.resize(start + fields.len() * unit, 0);
+        let dst = &mut self.out[start..];
         if wide {
-            self.out.reserve(fields.len() * 8);
-            for &v in fields {
-                self.out.extend_from_slice(&v.to_be_bytes());
+            for (d, &v) in dst.chunks_exact_mut(8).zip(fields) {
+                d.copy_from_slice(&v.to_be_bytes());
             }
         } else {
-            self.out.reserve(fields.len() * 4);
-            for &v in fields {
-                self.out.extend_from_slice(&(v as i32).to_be_bytes());
+            for (d, &v) in dst.chunks_exact_mut(4).zip(fields) {
+                d.copy_from_slice(&(v as i32).to_be_bytes());
             }
         }
     }

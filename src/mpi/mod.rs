@@ -52,6 +52,8 @@ pub struct Local {
     by_handle: Vec<(u64, u16)>,
     /// (local combiner value, portable combiner).
     combiners: Vec<(c_int, Combiner)>,
+    /// The same, indexed by small local values.
+    combiner_table: Vec<Option<Combiner>>,
 }
 
 const CODE_BASE: usize = 0x200;
@@ -119,13 +121,20 @@ impl Local {
         ]
         .into_iter()
         .filter(|&(local, _)| local >= 0)
-        .collect();
+        .collect::<Vec<_>>();
+        let mut combiner_table = vec![None; 64];
+        for &(local, c) in &combiners {
+            if let Some(slot) = combiner_table.get_mut(local as usize) {
+                *slot = Some(c);
+            }
+        }
         Local {
             constants,
             null_bits,
             by_code,
             by_handle,
             combiners,
+            combiner_table,
         }
     }
 
@@ -146,11 +155,13 @@ impl Local {
     }
 
     /// The portable combiner of a local combiner value.
+    #[inline]
     pub fn combiner(&self, local: c_int) -> Option<Combiner> {
-        self.combiners
-            .iter()
-            .find(|e| e.0 == local)
-            .map(|e| e.1)
+        // Implementations number their combiners from 0 or 1 upwards.
+        if let Some(&Some(c)) = usize::try_from(local).ok().and_then(|i| self.combiner_table.get(i)) {
+            return Some(c);
+        }
+        self.combiners.iter().find(|e| e.0 == local).map(|e| e.1)
     }
 
     pub fn datatype_null(&self) -> Datatype {
