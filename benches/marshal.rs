@@ -47,26 +47,43 @@ fn null() -> Datatype {
 
 fn contiguous(n: i32, t: Datatype) -> Datatype {
     let mut o = null();
-    ok(unsafe { ffi::MPI_Type_contiguous(n, t, &mut o) }, "contiguous");
+    ok(
+        unsafe { ffi::MPI_Type_contiguous(n, t, &mut o) },
+        "contiguous",
+    );
     o
 }
 
 fn vector(n: i32, b: i32, s: i32, t: Datatype) -> Datatype {
     let mut o = null();
-    ok(unsafe { ffi::MPI_Type_vector(n, b, s, t, &mut o) }, "vector");
+    ok(
+        unsafe { ffi::MPI_Type_vector(n, b, s, t, &mut o) },
+        "vector",
+    );
     o
 }
 
 fn indexed(b: &[i32], d: &[i32], t: Datatype) -> Datatype {
     let mut o = null();
-    ok(unsafe { ffi::MPI_Type_indexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), t, &mut o) }, "indexed");
+    ok(
+        unsafe { ffi::MPI_Type_indexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), t, &mut o) },
+        "indexed",
+    );
     o
 }
 
 fn structure(b: &[i32], d: &[MPI_Aint], t: &[Datatype]) -> Datatype {
     let mut o = null();
     ok(
-        unsafe { ffi::MPI_Type_create_struct(b.len() as c_int, b.as_ptr(), d.as_ptr(), t.as_ptr(), &mut o) },
+        unsafe {
+            ffi::MPI_Type_create_struct(
+                b.len() as c_int,
+                b.as_ptr(),
+                d.as_ptr(),
+                t.as_ptr(),
+                &mut o,
+            )
+        },
         "struct",
     );
     o
@@ -74,7 +91,10 @@ fn structure(b: &[i32], d: &[MPI_Aint], t: &[Datatype]) -> Datatype {
 
 fn resized(t: Datatype, lb: MPI_Aint, extent: MPI_Aint) -> Datatype {
     let mut o = null();
-    ok(unsafe { ffi::MPI_Type_create_resized(t, lb, extent, &mut o) }, "resized");
+    ok(
+        unsafe { ffi::MPI_Type_create_resized(t, lb, extent, &mut o) },
+        "resized",
+    );
     o
 }
 
@@ -98,7 +118,11 @@ fn hdf5_complex(markers: bool) -> Datatype {
     let byte = named("MPI_BYTE");
     let wrap = |x: Datatype, d: MPI_Aint, u: MPI_Aint| -> Datatype {
         if markers {
-            let r = structure(&[1, 1, 1], &[0, d, u], &[named("MPI_LB"), x, named("MPI_UB")]);
+            let r = structure(
+                &[1, 1, 1],
+                &[0, d, u],
+                &[named("MPI_LB"), x, named("MPI_UB")],
+            );
             release(x);
             r
         } else if d == 0 {
@@ -190,7 +214,10 @@ impl Traversal {
             }
         }
         self.pool[depth] = c;
-        !matches!(combiner, Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer)
+        !matches!(
+            combiner,
+            Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer
+        )
     }
 }
 
@@ -233,20 +260,32 @@ impl Named {
         let plan = match &node.kind {
             Kind::Named(p) => Plan::Predefined(local.datatype(*p).expect("predefined type")),
             Kind::Dup(o) => Plan::Dup(b(o).plan_boxed()),
-            Kind::Contiguous { count, old } => Plan::Contiguous(*count as c_int, b(old).plan_boxed()),
+            Kind::Contiguous { count, old } => {
+                Plan::Contiguous(*count as c_int, b(old).plan_boxed())
+            }
             Kind::Vector {
                 count,
                 blocklength,
                 stride,
                 old,
-            } => Plan::Vector(*count as c_int, *blocklength as c_int, *stride as c_int, b(old).plan_boxed()),
+            } => Plan::Vector(
+                *count as c_int,
+                *blocklength as c_int,
+                *stride as c_int,
+                b(old).plan_boxed(),
+            ),
             Kind::Hvector {
                 count,
                 blocklength,
                 stride,
                 old,
                 ..
-            } => Plan::Hvector(*count as c_int, *blocklength as c_int, *stride as MPI_Aint, b(old).plan_boxed()),
+            } => Plan::Hvector(
+                *count as c_int,
+                *blocklength as c_int,
+                *stride as MPI_Aint,
+                b(old).plan_boxed(),
+            ),
             Kind::Indexed {
                 blocklengths,
                 displacements,
@@ -262,12 +301,20 @@ impl Named {
                 blocklength,
                 displacements,
                 old,
-            } => Plan::IndexedBlock(*blocklength as c_int, ci(displacements), b(old).plan_boxed()),
+            } => Plan::IndexedBlock(
+                *blocklength as c_int,
+                ci(displacements),
+                b(old).plan_boxed(),
+            ),
             Kind::HindexedBlock {
                 blocklength,
                 displacements,
                 old,
-            } => Plan::HindexedBlock(*blocklength as c_int, ca(displacements), b(old).plan_boxed()),
+            } => Plan::HindexedBlock(
+                *blocklength as c_int,
+                ca(displacements),
+                b(old).plan_boxed(),
+            ),
             Kind::Struct {
                 blocklengths,
                 displacements,
@@ -279,8 +326,13 @@ impl Named {
                 types.iter().map(|t| Named::of(t).plan_unnamed()).collect(),
                 Vec::with_capacity(types.len()),
             ),
-            Kind::Resized { lb, extent, old } => Plan::Resized(*lb as MPI_Aint, *extent as MPI_Aint, b(old).plan_boxed()),
-            k => panic!("the bench's constructor floor does not handle {:?}", k.combiner()),
+            Kind::Resized { lb, extent, old } => {
+                Plan::Resized(*lb as MPI_Aint, *extent as MPI_Aint, b(old).plan_boxed())
+            }
+            k => panic!(
+                "the bench's constructor floor does not handle {:?}",
+                k.combiner()
+            ),
         };
         let name = node.name.as_ref().map(|n| {
             let mut v = n.clone();
@@ -291,13 +343,20 @@ impl Named {
     }
 
     // The bench's types carry no names below the top; keep the plan simple.
+    #[allow(clippy::boxed_local)]
     fn plan_boxed(self: Box<Self>) -> Box<Plan> {
-        assert!(self.name.is_none(), "named inner nodes are not part of the bench");
+        assert!(
+            self.name.is_none(),
+            "named inner nodes are not part of the bench"
+        );
         Box::new(self.plan)
     }
 
     fn plan_unnamed(self) -> Plan {
-        assert!(self.name.is_none(), "named inner nodes are not part of the bench");
+        assert!(
+            self.name.is_none(),
+            "named inner nodes are not part of the bench"
+        );
         self.plan
     }
 
@@ -305,7 +364,10 @@ impl Named {
     fn build(&mut self) -> (Datatype, bool) {
         let (t, derived) = self.plan.build();
         if let Some(name) = &self.name {
-            ok(unsafe { ffi::MPI_Type_set_name(t, name.as_ptr() as *const c_char) }, "set_name");
+            ok(
+                unsafe { ffi::MPI_Type_set_name(t, name.as_ptr() as *const c_char) },
+                "set_name",
+            );
         }
         (t, derived)
     }
@@ -350,20 +412,24 @@ impl Plan {
                 Plan::Dup(c) => one(c, |k| ffi::MPI_Type_dup(k, out)),
                 Plan::Contiguous(n, c) => one(c, |k| ffi::MPI_Type_contiguous(*n, k, out)),
                 Plan::Vector(n, b, s, c) => one(c, |k| ffi::MPI_Type_vector(*n, *b, *s, k, out)),
-                Plan::Hvector(n, b, s, c) => one(c, |k| ffi::MPI_Type_create_hvector(*n, *b, *s, k, out)),
-                Plan::Indexed(b, d, c) => {
-                    one(c, |k| ffi::MPI_Type_indexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), k, out))
+                Plan::Hvector(n, b, s, c) => {
+                    one(c, |k| ffi::MPI_Type_create_hvector(*n, *b, *s, k, out))
                 }
-                Plan::Hindexed(b, d, c) => {
-                    one(c, |k| ffi::MPI_Type_create_hindexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), k, out))
+                Plan::Indexed(b, d, c) => one(c, |k| {
+                    ffi::MPI_Type_indexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), k, out)
+                }),
+                Plan::Hindexed(b, d, c) => one(c, |k| {
+                    ffi::MPI_Type_create_hindexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), k, out)
+                }),
+                Plan::IndexedBlock(b, d, c) => one(c, |k| {
+                    ffi::MPI_Type_create_indexed_block(d.len() as c_int, *b, d.as_ptr(), k, out)
+                }),
+                Plan::HindexedBlock(b, d, c) => one(c, |k| {
+                    ffi::MPI_Type_create_hindexed_block(d.len() as c_int, *b, d.as_ptr(), k, out)
+                }),
+                Plan::Resized(lb, ext, c) => {
+                    one(c, |k| ffi::MPI_Type_create_resized(k, *lb, *ext, out))
                 }
-                Plan::IndexedBlock(b, d, c) => {
-                    one(c, |k| ffi::MPI_Type_create_indexed_block(d.len() as c_int, *b, d.as_ptr(), k, out))
-                }
-                Plan::HindexedBlock(b, d, c) => {
-                    one(c, |k| ffi::MPI_Type_create_hindexed_block(d.len() as c_int, *b, d.as_ptr(), k, out))
-                }
-                Plan::Resized(lb, ext, c) => one(c, |k| ffi::MPI_Type_create_resized(k, *lb, *ext, out)),
                 Plan::Struct(b, d, members, kids) => {
                     kids.clear();
                     let mut derived = Vec::new();
@@ -375,7 +441,13 @@ impl Plan {
                         }
                     }
                     ok(
-                        ffi::MPI_Type_create_struct(b.len() as c_int, b.as_ptr(), d.as_ptr(), kids.as_ptr(), out),
+                        ffi::MPI_Type_create_struct(
+                            b.len() as c_int,
+                            b.as_ptr(),
+                            d.as_ptr(),
+                            kids.as_ptr(),
+                            out,
+                        ),
                         "struct",
                     );
                     for i in derived {
@@ -416,7 +488,9 @@ impl Timer {
             n *= 2;
         };
         let rounds = 3;
-        let iters = ((self.target.as_secs_f64() / rounds as f64) / per_call).ceil().max(1.0) as u64;
+        let iters = ((self.target.as_secs_f64() / rounds as f64) / per_call)
+            .ceil()
+            .max(1.0) as u64;
         let mut best = f64::INFINITY;
         for _ in 0..rounds {
             let start = Instant::now();
@@ -463,7 +537,12 @@ struct Row {
     paper: Option<(&'static str, &'static str, &'static str)>,
 }
 
-fn bench(timer: &Timer, name: &'static str, t: Datatype, paper: Option<(&'static str, &'static str, &'static str)>) -> Row {
+fn bench(
+    timer: &Timer,
+    name: &'static str,
+    t: Datatype,
+    paper: Option<(&'static str, &'static str, &'static str)>,
+) -> Row {
     let bytes = marshal_size(EXT, t).unwrap();
     let mut buf = vec![0u8; bytes];
     let stream = {
@@ -499,7 +578,11 @@ fn bench(timer: &Timer, name: &'static str, t: Datatype, paper: Option<(&'static
         // The floor builds what unmarshal builds.
         let (a, _) = plan.build();
         let b = unmarshal(EXT, &stream).unwrap();
-        assert_eq!(type_tree(a).unwrap(), type_tree(b).unwrap(), "{name}: floor builds another type");
+        assert_eq!(
+            type_tree(a).unwrap(),
+            type_tree(b).unwrap(),
+            "{name}: floor builds another type"
+        );
         if derived {
             release(a);
             release(b);
@@ -536,7 +619,9 @@ fn library_version() -> String {
     if rc != 0 {
         return "unknown MPI".into();
     }
-    let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
+    let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned();
     let first = s.lines().next().unwrap_or("");
     first.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -564,18 +649,38 @@ fn main() {
         ffi::MPI_Comm_set_errhandler(ffi::RSMPI_COMM_WORLD, ffi::RSMPI_ERRORS_RETURN);
     }
 
+    #[allow(clippy::type_complexity)]
     let mut types: Vec<(&'static str, Datatype, Option<(&str, &str, &str)>)> = vec![
-        ("named (MPI_INT)", named("MPI_INT"), Some(("8 B", "<1 µs", "<1 µs"))),
-        ("paper indexed", paper_indexed(), Some(("40 B", "1 µs", "4 µs"))),
-        ("HDF5 complex (resized)", hdf5_complex(false), Some(("824 B", "23 µs", "33 µs"))),
+        (
+            "named (MPI_INT)",
+            named("MPI_INT"),
+            Some(("8 B", "<1 µs", "<1 µs")),
+        ),
+        (
+            "paper indexed",
+            paper_indexed(),
+            Some(("40 B", "1 µs", "4 µs")),
+        ),
+        (
+            "HDF5 complex (resized)",
+            hdf5_complex(false),
+            Some(("824 B", "23 µs", "33 µs")),
+        ),
     ];
     if mpi::local().datatype(Predefined::LB).is_some() {
-        types.push(("HDF5 complex (LB/UB)", hdf5_complex(true), Some(("824 B", "23 µs", "33 µs"))));
+        types.push((
+            "HDF5 complex (LB/UB)",
+            hdf5_complex(true),
+            Some(("824 B", "23 µs", "33 µs")),
+        ));
     }
     types.push(("struct of 1000", struct_1000(), None));
     types.push(("indexed 100k blocks", indexed_100k(), None));
 
-    let rows: Vec<Row> = types.iter().map(|&(name, t, paper)| bench(&timer, name, t, paper)).collect();
+    let rows: Vec<Row> = types
+        .iter()
+        .map(|&(name, t, paper)| bench(&timer, name, t, paper))
+        .collect();
 
     println!(
         "mpix-marshal benchmark, external representation, {} ({}), MPI_THREAD_SINGLE{}",
@@ -590,7 +695,17 @@ fn main() {
     println!();
     let header = format!(
         "{:<24} {:>8} | {:>10} {:>10} {:>7} | {:>10} {:>10} {:>7} | {:>6} {:>6} {:>6}",
-        "type", "bytes", "marshal", "floor", "ratio", "unmarshal", "floor", "ratio", "paper", "marsh.", "unmar."
+        "type",
+        "bytes",
+        "marshal",
+        "floor",
+        "ratio",
+        "unmarshal",
+        "floor",
+        "ratio",
+        "paper",
+        "marsh.",
+        "unmar."
     );
     println!("{header}");
     println!("{}", "-".repeat(header.chars().count()));
@@ -632,11 +747,22 @@ fn main() {
         if failed.is_empty() {
             println!("goal {what} <= {GOAL} x floor: PASS");
         } else {
-            println!("goal {what} <= {GOAL} x floor: FAIL ({})", failed.join(", "));
+            println!(
+                "goal {what} <= {GOAL} x floor: FAIL ({})",
+                failed.join(", ")
+            );
         }
     };
-    goal("marshal", rows.iter().map(|r| (r.name, Some(r.marshal / r.marshal_floor))).collect());
-    goal("unmarshal", rows.iter().map(|r| (r.name, r.unmarshal_ratio)).collect());
+    goal(
+        "marshal",
+        rows.iter()
+            .map(|r| (r.name, Some(r.marshal / r.marshal_floor)))
+            .collect(),
+    );
+    goal(
+        "unmarshal",
+        rows.iter().map(|r| (r.name, r.unmarshal_ratio)).collect(),
+    );
 
     for (_, t, _) in &types {
         if !is_predefined(*t) {

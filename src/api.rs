@@ -44,7 +44,9 @@ impl Representation {
 
 fn ready(rep: Representation) -> Result<()> {
     if !mpi::is_initialized() {
-        return Err(Error::invalid("MPI is not initialized (or already finalized)"));
+        return Err(Error::invalid(
+            "MPI is not initialized (or already finalized)",
+        ));
     }
     rep.require_available()
 }

@@ -144,7 +144,10 @@ fn boundary(body: impl FnOnce() -> Result<()>) -> c_int {
     let code = match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => return MPI_SUCCESS,
         Ok(Err(e)) => error_code(&e),
-        Err(_) => code_for(MPIX_MARSHAL_ERR_INTERNAL, "a bug in mpix-marshal was caught (a Rust panic)"),
+        Err(_) => code_for(
+            MPIX_MARSHAL_ERR_INTERNAL,
+            "a bug in mpix-marshal was caught (a Rust panic)",
+        ),
     };
     if mpi::is_initialized() {
         // SAFETY: MPI is initialized; COMM_SELF always exists. Under the
@@ -300,6 +303,9 @@ pub unsafe extern "C" fn MPIX_Type_marshal_error_kind(errorcode: c_int, kind: *m
     match result {
         Ok(Ok(rc)) => rc,
         Ok(Err(e)) => error_code(&e),
-        Err(_) => code_for(MPIX_MARSHAL_ERR_INTERNAL, "a bug in mpix-marshal was caught (a Rust panic)"),
+        Err(_) => code_for(
+            MPIX_MARSHAL_ERR_INTERNAL,
+            "a bug in mpix-marshal was caught (a Rust panic)",
+        ),
     }
 }

@@ -151,7 +151,7 @@ impl Decoder<'_> {
         let name_len = if is_predefined(combiner) {
             0
         } else {
-            self.name(t, depth, &mut name)?
+            self.name(t, depth, &mut name, c)?
         };
         if name_len > 0 {
             word |= FLAG_NAME;
@@ -175,13 +175,28 @@ impl Decoder<'_> {
     }
 
     /// The user-set name, into `buf`; its length (0: none).
-    fn name(&self, t: Datatype, depth: usize, buf: &mut [u8; 256]) -> Result<usize> {
+    fn name(&self, t: Datatype, depth: usize, buf: &mut [u8; 256], c: &Contents) -> Result<usize> {
         let mut len = mpi::get_name_into(t, buf)?;
-        if depth > 0 && self.local.constants.is_open_mpi != 0 && buf[..len].starts_with(b"Dup ") {
-            // Open MPI's get_contents returns a duplicate of each derived
-            // argument, which it names "Dup <original name>".
-            buf.copy_within(4..len, 0);
-            len -= 4;
+        if self.local.constants.is_open_mpi != 0 && buf[..len].starts_with(b"Dup ") {
+            if depth > 0 {
+                // Open MPI's get_contents returns a duplicate of each derived
+                // argument, which it names "Dup <original name>".
+                len = strip_dup(buf, len);
+            }
+            // Open MPI also names what MPI_Type_dup and MPI_Type_create_resized
+            // make "Dup <old type's name>" by itself: not a user's name.
+            if c.types.len() == 1 && buf[..len].starts_with(b"Dup ") {
+                let mut old = [0u8; 256];
+                let mut old_len = mpi::get_name_into(c.types[0], &mut old)?;
+                if self.local.predefined(c.types[0]).is_none()
+                    && old[..old_len].starts_with(b"Dup ")
+                {
+                    old_len = strip_dup(&mut old, old_len);
+                }
+                if buf[4..len] == old[..old_len] {
+                    len = 0;
+                }
+            }
         }
         if len > MAX_NAME_LEN {
             return Err(Error::unsupported(format!(
@@ -252,7 +267,10 @@ impl Decoder<'_> {
                 a.cnts(n, f)?;
                 1
             }
-            Combiner::Hindexed | Combiner::HindexedInteger | Combiner::Struct | Combiner::StructInteger => {
+            Combiner::Hindexed
+            | Combiner::HindexedInteger
+            | Combiner::Struct
+            | Combiner::StructInteger => {
                 let n = a.len()?;
                 f.push(n as i64);
                 a.cnts(n, f)?;
@@ -294,7 +312,11 @@ impl Decoder<'_> {
                 }
                 for _ in 0..n {
                     let d = a.int()?;
-                    f.push(if d == l.distribute_dflt_darg as i64 { DFLT_DARG } else { d });
+                    f.push(if d == l.distribute_dflt_darg as i64 {
+                        DFLT_DARG
+                    } else {
+                        d
+                    });
                 }
                 for _ in 0..n {
                     f.push(a.int()?);
@@ -314,6 +336,12 @@ impl Decoder<'_> {
         }
         Ok(children)
     }
+}
+
+/// Removes a leading "Dup " from the name in `buf`; returns the new length.
+fn strip_dup(buf: &mut [u8; 256], len: usize) -> usize {
+    buf.copy_within(4..len, 0);
+    len - 4
 }
 
 fn order(l: &mpi::shim::Constants, local: i64) -> Result<Order> {
@@ -409,6 +437,7 @@ impl<'a> Args<'a> {
         } else {
             let v = *self.addrs.get(self.a).ok_or_else(Self::short)?;
             self.a += 1;
+            #[allow(clippy::unnecessary_cast)] // MPI_Aint is not i64 everywhere
             Ok(v as i64)
         }
     }
@@ -425,7 +454,10 @@ impl<'a> Args<'a> {
 
     fn cnts(&mut self, n: usize, out: &mut Vec<i64>) -> Result<()> {
         if self.large {
-            let s = self.counts.get(self.c..self.c + n).ok_or_else(Self::short)?;
+            let s = self
+                .counts
+                .get(self.c..self.c + n)
+                .ok_or_else(Self::short)?;
             self.c += n;
             out.extend_from_slice(s);
         } else {
@@ -442,6 +474,7 @@ impl<'a> Args<'a> {
         } else {
             let s = self.addrs.get(self.a..self.a + n).ok_or_else(Self::short)?;
             self.a += n;
+            #[allow(clippy::unnecessary_cast)] // MPI_Aint is not i64 everywhere
             out.extend(s.iter().map(|&v| v as i64));
             Ok(())
         }

@@ -49,12 +49,15 @@ impl Drop for Kids {
 
 /// Refuses what the local MPI cannot build, before anything is built.
 fn check_local(node: &Node, local: &Local, path: &mut Vec<usize>) -> Result<()> {
-    let at = |what: String| Err(Error::unsupported(format!("{}: {what}", tree::path_text(path))));
+    let at = |what: String| {
+        Err(Error::unsupported(format!(
+            "{}: {what}",
+            tree::path_text(path)
+        )))
+    };
     match &node.kind {
-        Kind::Named(p) => {
-            if local.datatype(*p).is_none() {
-                return at(format!("{} is not defined by this MPI", p.mpi_name()));
-            }
+        Kind::Named(p) if local.datatype(*p).is_none() => {
+            return at(format!("{} is not defined by this MPI", p.mpi_name()));
         }
         Kind::ValueIndex { .. } if local.constants.have_value_index == 0 => {
             return at("MPI_Type_get_value_index needs MPI 4.1".into());
@@ -76,7 +79,8 @@ fn check_local(node: &Node, local: &Local, path: &mut Vec<usize>) -> Result<()> 
             ));
         }
     }
-    let markers_rewritten = matches!(node.kind, Kind::Struct { .. }) && local.datatype(Predefined::LB).is_none();
+    let markers_rewritten =
+        matches!(node.kind, Kind::Struct { .. }) && local.datatype(Predefined::LB).is_none();
     for (i, child) in node.children().into_iter().enumerate() {
         if markers_rewritten && matches!(child.kind, Kind::Named(p) if p.is_marker()) {
             continue; // becomes MPI_Type_create_resized
@@ -117,17 +121,25 @@ fn fits_classic(node: &Node) -> bool {
             blocklengths,
             displacements,
             ..
-        } => blocklengths.iter().all(int) && displacements.iter().all(aint) && int(&(blocklengths.len() as i64)),
+        } => {
+            blocklengths.iter().all(int)
+                && displacements.iter().all(aint)
+                && int(&(blocklengths.len() as i64))
+        }
         Kind::IndexedBlock {
             blocklength,
             displacements,
             ..
-        } => int(blocklength) && displacements.iter().all(int) && int(&(displacements.len() as i64)),
+        } => {
+            int(blocklength) && displacements.iter().all(int) && int(&(displacements.len() as i64))
+        }
         Kind::HindexedBlock {
             blocklength,
             displacements,
             ..
-        } => int(blocklength) && displacements.iter().all(aint) && int(&(displacements.len() as i64)),
+        } => {
+            int(blocklength) && displacements.iter().all(aint) && int(&(displacements.len() as i64))
+        }
         Kind::Subarray {
             sizes,
             subsizes,
@@ -155,10 +167,9 @@ fn aints(v: &[i64]) -> Vec<MPI_Aint> {
 impl Builder {
     fn build(&self, node: &Node) -> Result<Built> {
         if let Kind::Named(p) = &node.kind {
-            let handle = self
-                .local
-                .datatype(*p)
-                .ok_or_else(|| Error::unsupported(format!("{} is not defined by this MPI", p.mpi_name())))?;
+            let handle = self.local.datatype(*p).ok_or_else(|| {
+                Error::unsupported(format!("{} is not defined by this MPI", p.mpi_name()))
+            })?;
             return Ok(Built {
                 handle,
                 derived: false,
@@ -173,7 +184,10 @@ impl Builder {
         let mut kids = Kids(Vec::new());
         let rewrite_markers = self.local.datatype(Predefined::LB).is_none();
         for child in node.children() {
-            if rewrite_markers && matches!(node.kind, Kind::Struct { .. }) && matches!(child.kind, Kind::Named(p) if p.is_marker()) {
+            if rewrite_markers
+                && matches!(node.kind, Kind::Struct { .. })
+                && matches!(child.kind, Kind::Named(p) if p.is_marker())
+            {
                 kids.0.push(Built {
                     handle: self.local.datatype_null(),
                     derived: false,
@@ -200,7 +214,13 @@ impl Builder {
 
     fn f90(&self, node: &Node) -> Result<Option<Datatype>> {
         let l = &self.local.constants;
-        let local_undef = |v: i64| if v == UNDEFINED { l.undefined } else { v as c_int };
+        let local_undef = |v: i64| {
+            if v == UNDEFINED {
+                l.undefined
+            } else {
+                v as c_int
+            }
+        };
         let mut out = self.local.datatype_null();
         let (which, p, r) = match &node.kind {
             Kind::F90Real { p, r } => (0, *p, *r),
@@ -209,7 +229,8 @@ impl Builder {
             _ => return Ok(None),
         };
         // SAFETY: out is a valid local; F90 types are predefined and never freed.
-        let rc = unsafe { shim::mpixm_type_create_f90(which, local_undef(p), local_undef(r), &mut out) };
+        let rc =
+            unsafe { shim::mpixm_type_create_f90(which, local_undef(p), local_undef(r), &mut out) };
         if rc != 0 && rc != shim::UNSUPPORTED {
             return Err(Error::unsupported(format!(
                 "this MPI has no Fortran {} kind with precision {p} and range {r} ({})",
@@ -234,7 +255,10 @@ impl Builder {
         // and every child handle is a live handle built above.
         let rc = unsafe {
             match &node.kind {
-                Kind::Named(_) | Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => {
+                Kind::Named(_)
+                | Kind::F90Real { .. }
+                | Kind::F90Complex { .. }
+                | Kind::F90Integer { .. } => {
                     unreachable!("built without a constructor")
                 }
                 Kind::Dup(_) => ffi::MPI_Type_dup(kids[0], o),
@@ -254,7 +278,13 @@ impl Builder {
                     if large {
                         shim::mpixm_type_vector_c(*count, *blocklength, *stride, kids[0], o)
                     } else {
-                        ffi::MPI_Type_vector(*count as c_int, *blocklength as c_int, *stride as c_int, kids[0], o)
+                        ffi::MPI_Type_vector(
+                            *count as c_int,
+                            *blocklength as c_int,
+                            *stride as c_int,
+                            kids[0],
+                            o,
+                        )
                     }
                 }
                 Kind::Hvector {
@@ -267,9 +297,21 @@ impl Builder {
                     if large {
                         shim::mpixm_type_create_hvector_c(*count, *blocklength, *stride, kids[0], o)
                     } else if *legacy && self.local.has_mpi1() {
-                        shim::mpixm_type_hvector(*count as c_int, *blocklength as c_int, *stride as MPI_Aint, kids[0], o)
+                        shim::mpixm_type_hvector(
+                            *count as c_int,
+                            *blocklength as c_int,
+                            *stride as MPI_Aint,
+                            kids[0],
+                            o,
+                        )
                     } else {
-                        ffi::MPI_Type_create_hvector(*count as c_int, *blocklength as c_int, *stride as MPI_Aint, kids[0], o)
+                        ffi::MPI_Type_create_hvector(
+                            *count as c_int,
+                            *blocklength as c_int,
+                            *stride as MPI_Aint,
+                            kids[0],
+                            o,
+                        )
                     }
                 }
                 Kind::Indexed {
@@ -279,9 +321,21 @@ impl Builder {
                 } => {
                     let n = blocklengths.len();
                     if large {
-                        shim::mpixm_type_indexed_c(n as MPI_Count, blocklengths.as_ptr(), displacements.as_ptr(), kids[0], o)
+                        shim::mpixm_type_indexed_c(
+                            n as MPI_Count,
+                            blocklengths.as_ptr(),
+                            displacements.as_ptr(),
+                            kids[0],
+                            o,
+                        )
                     } else {
-                        ffi::MPI_Type_indexed(n as c_int, ints(blocklengths).as_ptr(), ints(displacements).as_ptr(), kids[0], o)
+                        ffi::MPI_Type_indexed(
+                            n as c_int,
+                            ints(blocklengths).as_ptr(),
+                            ints(displacements).as_ptr(),
+                            kids[0],
+                            o,
+                        )
                     }
                 }
                 Kind::Hindexed {
@@ -292,11 +346,29 @@ impl Builder {
                 } => {
                     let n = blocklengths.len();
                     if large {
-                        shim::mpixm_type_create_hindexed_c(n as MPI_Count, blocklengths.as_ptr(), displacements.as_ptr(), kids[0], o)
+                        shim::mpixm_type_create_hindexed_c(
+                            n as MPI_Count,
+                            blocklengths.as_ptr(),
+                            displacements.as_ptr(),
+                            kids[0],
+                            o,
+                        )
                     } else if *legacy && self.local.has_mpi1() {
-                        shim::mpixm_type_hindexed(n as c_int, ints(blocklengths).as_mut_ptr(), aints(displacements).as_mut_ptr(), kids[0], o)
+                        shim::mpixm_type_hindexed(
+                            n as c_int,
+                            ints(blocklengths).as_mut_ptr(),
+                            aints(displacements).as_mut_ptr(),
+                            kids[0],
+                            o,
+                        )
                     } else {
-                        ffi::MPI_Type_create_hindexed(n as c_int, ints(blocklengths).as_ptr(), aints(displacements).as_ptr(), kids[0], o)
+                        ffi::MPI_Type_create_hindexed(
+                            n as c_int,
+                            ints(blocklengths).as_ptr(),
+                            aints(displacements).as_ptr(),
+                            kids[0],
+                            o,
+                        )
                     }
                 }
                 Kind::IndexedBlock {
@@ -306,9 +378,21 @@ impl Builder {
                 } => {
                     let n = displacements.len();
                     if large {
-                        shim::mpixm_type_create_indexed_block_c(n as MPI_Count, *blocklength, displacements.as_ptr(), kids[0], o)
+                        shim::mpixm_type_create_indexed_block_c(
+                            n as MPI_Count,
+                            *blocklength,
+                            displacements.as_ptr(),
+                            kids[0],
+                            o,
+                        )
                     } else {
-                        ffi::MPI_Type_create_indexed_block(n as c_int, *blocklength as c_int, ints(displacements).as_ptr(), kids[0], o)
+                        ffi::MPI_Type_create_indexed_block(
+                            n as c_int,
+                            *blocklength as c_int,
+                            ints(displacements).as_ptr(),
+                            kids[0],
+                            o,
+                        )
                     }
                 }
                 Kind::HindexedBlock {
@@ -318,9 +402,21 @@ impl Builder {
                 } => {
                     let n = displacements.len();
                     if large {
-                        shim::mpixm_type_create_hindexed_block_c(n as MPI_Count, *blocklength, displacements.as_ptr(), kids[0], o)
+                        shim::mpixm_type_create_hindexed_block_c(
+                            n as MPI_Count,
+                            *blocklength,
+                            displacements.as_ptr(),
+                            kids[0],
+                            o,
+                        )
                     } else {
-                        ffi::MPI_Type_create_hindexed_block(n as c_int, *blocklength as c_int, aints(displacements).as_ptr(), kids[0], o)
+                        ffi::MPI_Type_create_hindexed_block(
+                            n as c_int,
+                            *blocklength as c_int,
+                            aints(displacements).as_ptr(),
+                            kids[0],
+                            o,
+                        )
                     }
                 }
                 Kind::Struct {
@@ -329,18 +425,43 @@ impl Builder {
                     types,
                     legacy,
                 } => {
-                    let has_markers = types.iter().any(|t| matches!(t.kind, Kind::Named(p) if p.is_marker()));
+                    let has_markers = types
+                        .iter()
+                        .any(|t| matches!(t.kind, Kind::Named(p) if p.is_marker()));
                     if has_markers && self.local.datatype(Predefined::LB).is_none() {
-                        return self.struct_without_markers(blocklengths, displacements, types, kids);
+                        return self.struct_without_markers(
+                            blocklengths,
+                            displacements,
+                            types,
+                            kids,
+                        );
                     }
                     let n = blocklengths.len();
                     if large {
-                        shim::mpixm_type_create_struct_c(n as MPI_Count, blocklengths.as_ptr(), displacements.as_ptr(), kids.as_ptr(), o)
+                        shim::mpixm_type_create_struct_c(
+                            n as MPI_Count,
+                            blocklengths.as_ptr(),
+                            displacements.as_ptr(),
+                            kids.as_ptr(),
+                            o,
+                        )
                     } else if *legacy && self.local.has_mpi1() {
                         let mut k = kids.to_vec();
-                        shim::mpixm_type_struct(n as c_int, ints(blocklengths).as_mut_ptr(), aints(displacements).as_mut_ptr(), k.as_mut_ptr(), o)
+                        shim::mpixm_type_struct(
+                            n as c_int,
+                            ints(blocklengths).as_mut_ptr(),
+                            aints(displacements).as_mut_ptr(),
+                            k.as_mut_ptr(),
+                            o,
+                        )
                     } else {
-                        ffi::MPI_Type_create_struct(n as c_int, ints(blocklengths).as_ptr(), aints(displacements).as_ptr(), kids.as_ptr(), o)
+                        ffi::MPI_Type_create_struct(
+                            n as c_int,
+                            ints(blocklengths).as_ptr(),
+                            aints(displacements).as_ptr(),
+                            kids.as_ptr(),
+                            o,
+                        )
                     }
                 }
                 Kind::Subarray {
@@ -353,9 +474,25 @@ impl Builder {
                     let n = sizes.len() as c_int;
                     let order = self.order(*order);
                     if large {
-                        shim::mpixm_type_create_subarray_c(n, sizes.as_ptr(), subsizes.as_ptr(), starts.as_ptr(), order, kids[0], o)
+                        shim::mpixm_type_create_subarray_c(
+                            n,
+                            sizes.as_ptr(),
+                            subsizes.as_ptr(),
+                            starts.as_ptr(),
+                            order,
+                            kids[0],
+                            o,
+                        )
                     } else {
-                        ffi::MPI_Type_create_subarray(n, ints(sizes).as_ptr(), ints(subsizes).as_ptr(), ints(starts).as_ptr(), order, kids[0], o)
+                        ffi::MPI_Type_create_subarray(
+                            n,
+                            ints(sizes).as_ptr(),
+                            ints(subsizes).as_ptr(),
+                            ints(starts).as_ptr(),
+                            order,
+                            kids[0],
+                            o,
+                        )
                     }
                 }
                 Kind::Darray {
@@ -380,7 +517,13 @@ impl Builder {
                         .collect();
                     let dargs: Vec<c_int> = dargs
                         .iter()
-                        .map(|&d| if d == DFLT_DARG { l.distribute_dflt_darg } else { d as c_int })
+                        .map(|&d| {
+                            if d == DFLT_DARG {
+                                l.distribute_dflt_darg
+                            } else {
+                                d as c_int
+                            }
+                        })
                         .collect();
                     let psizes = ints(psizes);
                     let order = self.order(*order);
@@ -416,7 +559,12 @@ impl Builder {
                     if large {
                         shim::mpixm_type_create_resized_c(*lb, *extent, kids[0], o)
                     } else {
-                        ffi::MPI_Type_create_resized(kids[0], *lb as MPI_Aint, *extent as MPI_Aint, o)
+                        ffi::MPI_Type_create_resized(
+                            kids[0],
+                            *lb as MPI_Aint,
+                            *extent as MPI_Aint,
+                            o,
+                        )
                     }
                 }
                 Kind::ValueIndex { .. } => shim::mpixm_type_get_value_index(kids[0], kids[1], o),
@@ -476,7 +624,13 @@ impl Builder {
         let mut inner = self.local.datatype_null();
         // SAFETY: arrays of equal length bl.len(); inner is a local.
         let rc = unsafe {
-            ffi::MPI_Type_create_struct(bl.len() as c_int, bl.as_ptr(), disp.as_ptr(), handles.as_ptr(), &mut inner)
+            ffi::MPI_Type_create_struct(
+                bl.len() as c_int,
+                bl.as_ptr(),
+                disp.as_ptr(),
+                handles.as_ptr(),
+                &mut inner,
+            )
         };
         check(rc, "MPI_Type_create_struct")?;
         let inner = Built {
@@ -495,7 +649,14 @@ impl Builder {
         let ub = ubs.into_iter().max().unwrap_or(s_ub);
         let mut out = self.local.datatype_null();
         // SAFETY: inner is live; out is a local.
-        let rc = unsafe { ffi::MPI_Type_create_resized(inner.handle, lb as MPI_Aint, (ub - lb) as MPI_Aint, &mut out) };
+        let rc = unsafe {
+            ffi::MPI_Type_create_resized(
+                inner.handle,
+                lb as MPI_Aint,
+                (ub - lb) as MPI_Aint,
+                &mut out,
+            )
+        };
         inner.release();
         check(rc, "MPI_Type_create_resized")?;
         Ok(out)
@@ -528,6 +689,8 @@ fn constructor_name(c: Combiner, large: bool) -> &'static str {
         (Combiner::Resized, false) => "MPI_Type_create_resized",
         (Combiner::Resized, true) => "MPI_Type_create_resized_c",
         (Combiner::ValueIndex, _) => "MPI_Type_get_value_index",
-        (Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer, _) => "MPI_Type_create_f90_*",
+        (Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer, _) => {
+            "MPI_Type_create_f90_*"
+        }
     }
 }

@@ -7,11 +7,15 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// The representation name is not one this library knows.
-    #[error("unknown type representation {0:?}: expected \"external\", \"internal\" or \"compressed\"")]
+    #[error(
+        "unknown type representation {0:?}: expected \"external\", \"internal\" or \"compressed\""
+    )]
     UnknownRepresentation(String),
 
     /// The output buffer cannot hold the marshalled type; nothing was written.
-    #[error("output buffer too small: the marshalled type needs {needed} bytes, the buffer has {given}")]
+    #[error(
+        "output buffer too small: the marshalled type needs {needed} bytes, the buffer has {given}"
+    )]
     BufferTooSmall { needed: usize, given: usize },
 
     /// The stream ends before the item it is reading.

@@ -139,14 +139,20 @@ impl Node {
     pub fn is_predefined(&self) -> bool {
         matches!(
             self.kind,
-            Kind::Named(_) | Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. }
+            Kind::Named(_)
+                | Kind::F90Real { .. }
+                | Kind::F90Complex { .. }
+                | Kind::F90Integer { .. }
         )
     }
 
     /// The child nodes, in stream order.
     pub fn children(&self) -> Vec<&Node> {
         match &self.kind {
-            Kind::Named(_) | Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => vec![],
+            Kind::Named(_)
+            | Kind::F90Real { .. }
+            | Kind::F90Complex { .. }
+            | Kind::F90Integer { .. } => vec![],
             Kind::Dup(old)
             | Kind::Contiguous { old, .. }
             | Kind::Vector { old, .. }
@@ -165,7 +171,11 @@ impl Node {
 
     /// Number of nodes in the tree.
     pub fn node_count(&self) -> usize {
-        1 + self.children().iter().map(|c| c.node_count()).sum::<usize>()
+        1 + self
+            .children()
+            .iter()
+            .map(|c| c.node_count())
+            .sum::<usize>()
     }
 }
 
@@ -234,7 +244,13 @@ pub fn path_text(path: &[usize]) -> String {
 /// deep tree costs one small stack frame.
 #[inline(never)]
 fn check_node(node: &Node, path: &[usize]) -> Result<()> {
-    let fail = |what: String| Err(Error::invalid(format!("{} ({}): {what}", path_text(path), node.combiner().mpi_name())));
+    let fail = |what: String| {
+        Err(Error::invalid(format!(
+            "{} ({}): {what}",
+            path_text(path),
+            node.combiner().mpi_name()
+        )))
+    };
     if let Some(name) = &node.name {
         if node.is_predefined() {
             return fail("a predefined type carries no name".into());
@@ -250,7 +266,11 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
         return fail("this combiner has no large-count constructor".into());
     }
     // Classic constructors take C int counts; large ones MPI_Count.
-    let int_max = if node.large { i64::MAX } else { i32::MAX as i64 };
+    let int_max = if node.large {
+        i64::MAX
+    } else {
+        i32::MAX as i64
+    };
     let count = |what: &str, v: i64| -> Result<()> {
         if v < 0 || v > int_max {
             return Err(Error::invalid(format!(
@@ -285,8 +305,14 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
     match &node.kind {
         Kind::Named(_) => {}
         Kind::F90Real { p, r } | Kind::F90Complex { p, r } => {
-            if (*p < 0 && *p != UNDEFINED) || (*r < 0 && *r != UNDEFINED) || *p > i32::MAX as i64 || *r > i32::MAX as i64 {
-                return fail(format!("precision {p} and range {r} must be >= 0 or MPI_UNDEFINED"));
+            if (*p < 0 && *p != UNDEFINED)
+                || (*r < 0 && *r != UNDEFINED)
+                || *p > i32::MAX as i64
+                || *r > i32::MAX as i64
+            {
+                return fail(format!(
+                    "precision {p} and range {r} must be >= 0 or MPI_UNDEFINED"
+                ));
             }
             if *p == UNDEFINED && *r == UNDEFINED {
                 return fail("precision and range cannot both be MPI_UNDEFINED".into());
@@ -326,7 +352,11 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
             displacements,
             ..
         } => {
-            same_len("blocklengths and displacements differ in length", blocklengths.len(), displacements.len())?;
+            same_len(
+                "blocklengths and displacements differ in length",
+                blocklengths.len(),
+                displacements.len(),
+            )?;
             count("count", blocklengths.len() as i64)?;
             for &b in blocklengths {
                 count("blocklength", b)?;
@@ -340,7 +370,11 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
             displacements,
             ..
         } => {
-            same_len("blocklengths and displacements differ in length", blocklengths.len(), displacements.len())?;
+            same_len(
+                "blocklengths and displacements differ in length",
+                blocklengths.len(),
+                displacements.len(),
+            )?;
             count("count", blocklengths.len() as i64)?;
             for &b in blocklengths {
                 count("blocklength", b)?;
@@ -371,8 +405,16 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
             types,
             ..
         } => {
-            same_len("blocklengths and displacements differ in length", blocklengths.len(), displacements.len())?;
-            same_len("blocklengths and types differ in length", blocklengths.len(), types.len())?;
+            same_len(
+                "blocklengths and displacements differ in length",
+                blocklengths.len(),
+                displacements.len(),
+            )?;
+            same_len(
+                "blocklengths and types differ in length",
+                blocklengths.len(),
+                types.len(),
+            )?;
             count("count", blocklengths.len() as i64)?;
             for &b in blocklengths {
                 count("blocklength", b)?;
@@ -438,12 +480,16 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
                 product = product.saturating_mul(p);
                 let d = dargs[i];
                 if d != DFLT_DARG && (d < 1 || d > i32::MAX as i64) {
-                    return fail(format!("dimension {i}: darg {d} must be positive or MPI_DISTRIBUTE_DFLT_DARG"));
+                    return fail(format!(
+                        "dimension {i}: darg {d} must be positive or MPI_DISTRIBUTE_DFLT_DARG"
+                    ));
                 }
                 match distribs[i] {
                     Distribution::None => {
                         if p != 1 {
-                            return fail(format!("dimension {i}: MPI_DISTRIBUTE_NONE needs psize 1, has {p}"));
+                            return fail(format!(
+                                "dimension {i}: MPI_DISTRIBUTE_NONE needs psize 1, has {p}"
+                            ));
                         }
                     }
                     Distribution::Block => {
@@ -458,7 +504,9 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
                 }
             }
             if product != *size {
-                return fail(format!("the product of psizes is {product}, not size {size}"));
+                return fail(format!(
+                    "the product of psizes is {product}, not size {size}"
+                ));
             }
         }
         Kind::Resized { .. } => {}

@@ -23,12 +23,17 @@ fn implementation() -> &'static str {
 }
 
 fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
 }
 
 fn observables(t: mpix_marshal::mpi::Datatype) -> String {
     let g = mpix_marshal::mpi::geometry(t).unwrap();
-    let mut s = format!("{} {} {} {} {}", g.size, g.lb, g.extent, g.true_lb, g.true_extent);
+    let mut s = format!(
+        "{} {} {} {} {}",
+        g.size, g.lb, g.extent, g.true_lb, g.true_extent
+    );
     for count in 1..=3 {
         match pack(t, count) {
             Some(p) => s += &format!(" {:016x}", fnv(&p)),
@@ -49,19 +54,33 @@ fn streams_cross_between_implementations() {
     for (i, c) in corpus().iter().enumerate() {
         let bytes = marshal(Representation::External, c.datatype).unwrap();
         fs::write(mine.join(format!("{i:03}.mxdt")), &bytes).unwrap();
-        fs::write(mine.join(format!("{i:03}.obs")), format!("{}\n{}\n", c.name, observables(c.datatype))).unwrap();
+        fs::write(
+            mine.join(format!("{i:03}.obs")),
+            format!("{}\n{}\n", c.name, observables(c.datatype)),
+        )
+        .unwrap();
     }
     let mut dirs = vec![mine.clone()];
     if let Some(peer) = std::env::var_os("MPIX_CROSS_PEER") {
         let peer = root.join(peer);
-        assert!(peer.is_dir(), "the peer's streams are missing: {}", peer.display());
+        assert!(
+            peer.is_dir(),
+            "the peer's streams are missing: {}",
+            peer.display()
+        );
         dirs.push(peer);
     }
     let mut read = 0;
     for dir in dirs {
-        let mut files: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut files: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         files.sort();
-        for path in files.iter().filter(|p| p.extension().is_some_and(|e| e == "mxdt")) {
+        for path in files
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "mxdt"))
+        {
             let bytes = fs::read(path).unwrap();
             let obs = fs::read_to_string(path.with_extension("obs")).unwrap();
             let (name, want) = obs.trim_end().split_once('\n').unwrap();
@@ -78,7 +97,8 @@ fn streams_cross_between_implementations() {
                 // counts beyond a C int on an MPI without _c constructors.
                 Err(Error::Unsupported(msg)) => {
                     assert!(
-                        !mpix_marshal::mpi::local().has_large_count() && msg.contains("large-count"),
+                        !mpix_marshal::mpi::local().has_large_count()
+                            && msg.contains("large-count"),
                         "{what}: refused: {msg}"
                     );
                 }

@@ -12,16 +12,30 @@ use std::path::Path;
 fn cases() -> Vec<(&'static str, &'static str, Datatype)> {
     vec![
         ("int.mxdt", "11.1", named("MPI_INT")),
-        ("contiguous_5_double.mxdt", "11.2", contiguous(5, named("MPI_DOUBLE"))),
+        (
+            "contiguous_5_double.mxdt",
+            "11.2",
+            contiguous(5, named("MPI_DOUBLE")),
+        ),
         ("paper_indexed.mxdt", "11.3", paper_indexed()),
-        ("halo_vector.mxdt", "11.4", set_name(vector(4, 1, 8, named("MPI_DOUBLE")), "halo")),
-        ("resized_wide.mxdt", "11.5", resized(named("MPI_INT"), -8, 1 << 32)),
+        (
+            "halo_vector.mxdt",
+            "11.4",
+            set_name(vector(4, 1, 8, named("MPI_DOUBLE")), "halo"),
+        ),
+        (
+            "resized_wide.mxdt",
+            "11.5",
+            resized(named("MPI_INT"), -8, 1 << 32),
+        ),
     ]
 }
 
 /// The hex words of the first code block of spec section `number`.
 fn spec_bytes(spec: &str, number: &str) -> Vec<u8> {
-    let start = spec.find(&format!("### {number} ")).unwrap_or_else(|| panic!("spec section {number} is missing"));
+    let start = spec
+        .find(&format!("### {number} "))
+        .unwrap_or_else(|| panic!("spec section {number} is missing"));
     let block = spec[start..].split("```").nth(1).expect("a code block");
     let mut out = Vec::new();
     for line in block.lines() {
@@ -39,18 +53,32 @@ fn spec_bytes(spec: &str, number: &str) -> Vec<u8> {
 fn golden_vectors_both_ways() {
     init();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let spec = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/external.md")).unwrap();
+    let spec =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/external.md"))
+            .unwrap();
     for (file, section, t) in cases() {
         let written = marshal(Representation::External, t).unwrap();
         let path = dir.join(file);
         if std::env::var_os("MPIX_UPDATE_GOLDEN").is_some() {
             std::fs::write(&path, &written).unwrap();
         }
-        let golden = std::fs::read(&path).unwrap_or_else(|_| panic!("{} is missing", path.display()));
-        assert_eq!(written, golden, "{file}: the code writes other bytes than the golden file");
+        let golden =
+            std::fs::read(&path).unwrap_or_else(|_| panic!("{} is missing", path.display()));
+        assert_eq!(
+            written, golden,
+            "{file}: the code writes other bytes than the golden file"
+        );
         let back = unmarshal(Representation::External, &golden).unwrap();
-        assert_eq!(type_tree(back).unwrap(), type_tree(t).unwrap(), "{file}: reads back into another tree");
-        assert_eq!(spec_bytes(&spec, section), golden, "{file}: spec/external.md §{section} shows other bytes");
+        assert_eq!(
+            type_tree(back).unwrap(),
+            type_tree(t).unwrap(),
+            "{file}: reads back into another tree"
+        );
+        assert_eq!(
+            spec_bytes(&spec, section),
+            golden,
+            "{file}: spec/external.md §{section} shows other bytes"
+        );
         free(back);
         free(t);
     }

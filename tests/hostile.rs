@@ -9,12 +9,18 @@ use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
 fn unmarshal_ok_or_refused(bytes: &[u8], what: &str) {
     match unmarshal(Representation::External, bytes) {
         Ok(t) => {
-            mpix_marshal::mpi::geometry(t).unwrap_or_else(|e| panic!("{what}: decoded into an unusable type: {e}"));
+            mpix_marshal::mpi::geometry(t)
+                .unwrap_or_else(|e| panic!("{what}: decoded into an unusable type: {e}"));
             if !type_tree(t).unwrap().is_predefined() {
                 free(t);
             }
         }
-        Err(Error::Corrupt { .. } | Error::Truncated { .. } | Error::InvalidArgument(_) | Error::Unsupported(_)) => {}
+        Err(
+            Error::Corrupt { .. }
+            | Error::Truncated { .. }
+            | Error::InvalidArgument(_)
+            | Error::Unsupported(_),
+        ) => {}
         Err(e) => panic!("{what}: unexpected error {e}"),
     }
 }
@@ -22,7 +28,10 @@ fn unmarshal_ok_or_refused(bytes: &[u8], what: &str) {
 #[test]
 fn every_strict_prefix_is_refused() {
     init();
-    for c in corpus().iter().filter(|c| !c.name.contains("100000") && !c.name.contains("1000 members")) {
+    for c in corpus()
+        .iter()
+        .filter(|c| !c.name.contains("100000") && !c.name.contains("1000 members"))
+    {
         let bytes = marshal(Representation::External, c.datatype).unwrap();
         for len in 0..bytes.len() {
             match unmarshal(Representation::External, &bytes[..len]) {
@@ -36,7 +45,10 @@ fn every_strict_prefix_is_refused() {
 #[test]
 fn single_byte_corruptions_never_crash() {
     init();
-    for c in corpus().iter().filter(|c| !c.name.contains("100000") && !c.name.contains("1000 members")) {
+    for c in corpus()
+        .iter()
+        .filter(|c| !c.name.contains("100000") && !c.name.contains("1000 members"))
+    {
         let good = marshal(Representation::External, c.datatype).unwrap();
         for i in 0..good.len() {
             for v in [0x00u8, 0x01, 0x80, 0xff, good[i] ^ 0x10] {
@@ -61,26 +73,103 @@ fn hostile_streams_get_precise_errors() {
     let header = [MAGIC, 1 << 16];
     let cases: Vec<(&str, Vec<u32>, &str)> = vec![
         ("empty", vec![], "truncated"),
-        ("bad magic", vec![0x89504e47, 1 << 16, 101, 0x209], "not an mpix-marshal"),
-        ("future version", vec![MAGIC, 2 << 16, 101, 0x209], "version 2"),
-        ("unknown combiner", [&header[..], &[99, 0x209]].concat(), "combiner code 99"),
-        ("unknown datatype", [&header[..], &[101, 0x999]].concat(), "predefined datatype code 0x999"),
-        ("trailing bytes", [&header[..], &[101, 0x209, 0]].concat(), "follow the end"),
-        ("unknown flag", [&header[..], &[103 | 1 << 20, 1, 101, 0x209]].concat(), "unknown node flags"),
-        ("2^31 blocks in 40 bytes", [&header[..], &[106, 0x7fff_ffff, 1, 1]].concat(), "needs at least"),
-        ("negative count", [&header[..], &[103, 0xffff_fff0, 101, 0x209]].concat(), "out of range"),
-        ("needless wide", [&header[..], &[103 | 1 << 17, 0, 5, 101, 0x209]].concat(), "wide flag"),
-        ("darray rank >= size", [&header[..], &[112, 2, 2, 1, 4, 0, 0xffff_ffff, 2, 0, 101, 0x209]].concat(), "rank 2"),
-        ("darray psizes != size", [&header[..], &[112, 4, 0, 1, 8, 0, 0xffff_ffff, 2, 0, 101, 0x209]].concat(), "product of psizes"),
-        ("subarray start past end", [&header[..], &[111, 1, 4, 2, 3, 0, 101, 0x209]].concat(), "start"),
-        ("unknown order", [&header[..], &[111, 1, 4, 2, 0, 7, 101, 0x209]].concat(), "order code 7"),
-        ("name with NUL", [&header[..], &[103 | 1 << 16, 2, 0x41004100, 1, 101, 0x209]].concat(), "NUL"),
-        ("named with a name flag", [&header[..], &[101 | 1 << 16, 0x209]].concat(), "takes no name"),
-        ("large flag on dup", [&header[..], &[102 | 1 << 18, 101, 0x209]].concat(), "no large-count form"),
+        (
+            "bad magic",
+            vec![0x89504e47, 1 << 16, 101, 0x209],
+            "not an mpix-marshal",
+        ),
+        (
+            "future version",
+            vec![MAGIC, 2 << 16, 101, 0x209],
+            "version 2",
+        ),
+        (
+            "unknown combiner",
+            [&header[..], &[99, 0x209]].concat(),
+            "combiner code 99",
+        ),
+        (
+            "unknown datatype",
+            [&header[..], &[101, 0x999]].concat(),
+            "predefined datatype code 0x999",
+        ),
+        (
+            "trailing bytes",
+            [&header[..], &[101, 0x209, 0]].concat(),
+            "follow the end",
+        ),
+        (
+            "unknown flag",
+            [&header[..], &[103 | 1 << 20, 1, 101, 0x209]].concat(),
+            "unknown node flags",
+        ),
+        (
+            "2^31 blocks in 40 bytes",
+            [&header[..], &[106, 0x7fff_ffff, 1, 1]].concat(),
+            "needs at least",
+        ),
+        (
+            "negative count",
+            [&header[..], &[103, 0xffff_fff0, 101, 0x209]].concat(),
+            "out of range",
+        ),
+        (
+            "needless wide",
+            [&header[..], &[103 | 1 << 17, 0, 5, 101, 0x209]].concat(),
+            "wide flag",
+        ),
+        (
+            "darray rank >= size",
+            [
+                &header[..],
+                &[112, 2, 2, 1, 4, 0, 0xffff_ffff, 2, 0, 101, 0x209],
+            ]
+            .concat(),
+            "rank 2",
+        ),
+        (
+            "darray psizes != size",
+            [
+                &header[..],
+                &[112, 4, 0, 1, 8, 0, 0xffff_ffff, 2, 0, 101, 0x209],
+            ]
+            .concat(),
+            "product of psizes",
+        ),
+        (
+            "subarray start past end",
+            [&header[..], &[111, 1, 4, 2, 3, 0, 101, 0x209]].concat(),
+            "start",
+        ),
+        (
+            "unknown order",
+            [&header[..], &[111, 1, 4, 2, 0, 7, 101, 0x209]].concat(),
+            "order code 7",
+        ),
+        (
+            "name with NUL",
+            [&header[..], &[103 | 1 << 16, 2, 0x41004100, 1, 101, 0x209]].concat(),
+            "NUL",
+        ),
+        (
+            "named with a name flag",
+            [&header[..], &[101 | 1 << 16, 0x209]].concat(),
+            "takes no name",
+        ),
+        (
+            "large flag on dup",
+            [&header[..], &[102 | 1 << 18, 101, 0x209]].concat(),
+            "no large-count form",
+        ),
     ];
     for (what, w, expect) in cases {
-        let err = unmarshal(Representation::External, &words(&w)).expect_err(what).to_string();
-        assert!(err.contains(expect), "{what}: error {err:?} does not say {expect:?}");
+        let err = unmarshal(Representation::External, &words(&w))
+            .expect_err(what)
+            .to_string();
+        assert!(
+            err.contains(expect),
+            "{what}: error {err:?} does not say {expect:?}"
+        );
     }
 }
 

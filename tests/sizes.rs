@@ -41,7 +41,11 @@ fn hdf5_complex_is_at_most_832_bytes() {
         println!("HDF5 complex, LB/UB form: {n} bytes");
         assert!(n <= 832, "{n} bytes");
         let g = mpix_marshal::mpi::geometry(t).unwrap();
-        assert_eq!((g.size, g.lb, g.extent), (5000, 0, 200000), "REFERENCE.md's expected geometry");
+        assert_eq!(
+            (g.size, g.lb, g.extent),
+            (5000, 0, 200000),
+            "REFERENCE.md's expected geometry"
+        );
         free(t);
     }
 }
@@ -53,8 +57,14 @@ fn large_count_constructors_are_recorded() {
         return;
     }
     let mut o = null();
-    ok(unsafe { mpix_marshal::mpi::shim::mpixm_type_contiguous_c(7, named("MPI_INT"), &mut o) }, "contiguous_c");
-    assert!(type_tree(o).unwrap().large, "a _c constructor is recorded as large");
+    ok(
+        unsafe { mpix_marshal::mpi::shim::mpixm_type_contiguous_c(7, named("MPI_INT"), &mut o) },
+        "contiguous_c",
+    );
+    assert!(
+        type_tree(o).unwrap().large,
+        "a _c constructor is recorded as large"
+    );
     let c = contiguous(7, named("MPI_INT"));
     assert!(!type_tree(c).unwrap().large, "a classic constructor is not");
     free(o);

@@ -91,11 +91,16 @@ impl Reader<'_> {
     fn len(&mut self, what: &'static str, wide: bool, per_item: usize) -> Result<usize> {
         let at = self.pos;
         let n = self.int(what, wide)?;
-        let n = usize::try_from(n).map_err(|_| Error::corrupt(at, format!("{what} {n} is negative")))?;
+        let n = usize::try_from(n)
+            .map_err(|_| Error::corrupt(at, format!("{what} {n} is negative")))?;
         if n.saturating_mul(per_item) > self.left() {
             return Err(Error::corrupt(
                 at,
-                format!("{what} {n} needs at least {} more bytes, {} are left", n.saturating_mul(per_item), self.left()),
+                format!(
+                    "{what} {n} needs at least {} more bytes, {} are left",
+                    n.saturating_mul(per_item),
+                    self.left()
+                ),
             ));
         }
         Ok(n)
@@ -108,9 +113,17 @@ impl Reader<'_> {
         self.need(what, n * unit)?;
         let bytes = &self.bytes[self.pos..self.pos + n * unit];
         if wide {
-            out.extend(bytes.chunks_exact(8).map(|b| i64::from_be_bytes(b.try_into().unwrap())));
+            out.extend(
+                bytes
+                    .chunks_exact(8)
+                    .map(|b| i64::from_be_bytes(b.try_into().unwrap())),
+            );
         } else {
-            out.extend(bytes.chunks_exact(4).map(|b| i32::from_be_bytes(b.try_into().unwrap()) as i64));
+            out.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|b| i32::from_be_bytes(b.try_into().unwrap()) as i64),
+            );
         }
         self.pos += n * unit;
         Ok(())
@@ -120,7 +133,10 @@ impl Reader<'_> {
         let at = self.pos;
         let len = self.u32("a name length")? as usize;
         if len == 0 || len > MAX_NAME_LEN {
-            return Err(Error::corrupt(at, format!("name length {len} is not in 1..={MAX_NAME_LEN}")));
+            return Err(Error::corrupt(
+                at,
+                format!("name length {len} is not in 1..={MAX_NAME_LEN}"),
+            ));
         }
         let padded = len.div_ceil(4) * 4;
         self.need("a name", padded)?;
@@ -128,8 +144,14 @@ impl Reader<'_> {
         if let Some(i) = name.iter().position(|&b| b == 0) {
             return Err(Error::corrupt(self.pos + i, "a name contains a NUL byte"));
         }
-        if let Some(i) = self.bytes[self.pos + len..self.pos + padded].iter().position(|&b| b != 0) {
-            return Err(Error::corrupt(self.pos + len + i, "name padding is not zero"));
+        if let Some(i) = self.bytes[self.pos + len..self.pos + padded]
+            .iter()
+            .position(|&b| b != 0)
+        {
+            return Err(Error::corrupt(
+                self.pos + len + i,
+                "name padding is not zero",
+            ));
         }
         let name = name.to_vec();
         self.pos += padded;
@@ -158,25 +180,42 @@ impl Reader<'_> {
     fn head(&mut self, depth: usize) -> Result<Head> {
         let at = self.pos;
         if depth >= MAX_DEPTH {
-            return Err(Error::corrupt(at, format!("types nest deeper than {MAX_DEPTH} levels")));
+            return Err(Error::corrupt(
+                at,
+                format!("types nest deeper than {MAX_DEPTH} levels"),
+            ));
         }
         let word = self.u32("a node word")?;
-        let combiner = Combiner::from_code(word & 0xffff)
-            .ok_or_else(|| Error::corrupt(at, format!("unknown combiner code {}", word & 0xffff)))?;
+        let combiner = Combiner::from_code(word & 0xffff).ok_or_else(|| {
+            Error::corrupt(at, format!("unknown combiner code {}", word & 0xffff))
+        })?;
         let flags = word & !0xffff;
         if flags & !FLAGS_KNOWN != 0 {
-            return Err(Error::corrupt(at, format!("unknown node flags {:#010x}", flags & !FLAGS_KNOWN)));
+            return Err(Error::corrupt(
+                at,
+                format!("unknown node flags {:#010x}", flags & !FLAGS_KNOWN),
+            ));
         }
-        let (named, wide, large) = (flags & FLAG_NAME != 0, flags & FLAG_WIDE != 0, flags & FLAG_LARGE != 0);
+        let (named, wide, large) = (
+            flags & FLAG_NAME != 0,
+            flags & FLAG_WIDE != 0,
+            flags & FLAG_LARGE != 0,
+        );
         let predefined = matches!(
             combiner,
             Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer
         );
         if predefined && (named || large) {
-            return Err(Error::corrupt(at, format!("{} takes no name and no large flag", combiner.mpi_name())));
+            return Err(Error::corrupt(
+                at,
+                format!("{} takes no name and no large flag", combiner.mpi_name()),
+            ));
         }
         if large && !supports_large(combiner) {
-            return Err(Error::corrupt(at, format!("{} has no large-count form", combiner.mpi_name())));
+            return Err(Error::corrupt(
+                at,
+                format!("{} has no large-count form", combiner.mpi_name()),
+            ));
         }
         let mut head = Head {
             combiner,
@@ -192,8 +231,12 @@ impl Reader<'_> {
             }
             let code_at = self.pos;
             let code = self.u32("a predefined datatype code")?;
-            let p = Predefined::from_code(code)
-                .ok_or_else(|| Error::corrupt(code_at, format!("unknown predefined datatype code {code:#x}")))?;
+            let p = Predefined::from_code(code).ok_or_else(|| {
+                Error::corrupt(
+                    code_at,
+                    format!("unknown predefined datatype code {code:#x}"),
+                )
+            })?;
             head.named = Some(Node::named(p));
             return Ok(head);
         }
@@ -216,13 +259,21 @@ impl Reader<'_> {
         match combiner {
             Combiner::Named => unreachable!("read by head"),
             Combiner::Dup | Combiner::ValueIndex => {}
-            Combiner::F90Real | Combiner::F90Complex => f.extend([self.int("a precision", w)?, self.int("a range", w)?]),
+            Combiner::F90Real | Combiner::F90Complex => {
+                f.extend([self.int("a precision", w)?, self.int("a range", w)?])
+            }
             Combiner::F90Integer => f.push(self.int("a range", w)?),
             Combiner::Contiguous => f.push(self.int("a count", w)?),
-            Combiner::Vector | Combiner::Hvector | Combiner::HvectorInteger => {
-                f.extend([self.int("a count", w)?, self.int("a blocklength", w)?, self.int("a stride", w)?])
-            }
-            Combiner::Indexed | Combiner::Hindexed | Combiner::HindexedInteger | Combiner::Struct | Combiner::StructInteger => {
+            Combiner::Vector | Combiner::Hvector | Combiner::HvectorInteger => f.extend([
+                self.int("a count", w)?,
+                self.int("a blocklength", w)?,
+                self.int("a stride", w)?,
+            ]),
+            Combiner::Indexed
+            | Combiner::Hindexed
+            | Combiner::HindexedInteger
+            | Combiner::Struct
+            | Combiner::StructInteger => {
                 let is_struct = matches!(combiner, Combiner::Struct | Combiner::StructInteger);
                 let n = self.len("a count", w, 2 * unit + if is_struct { CHILD } else { 0 })?;
                 f.reserve_exact(1 + 2 * n);
@@ -250,14 +301,17 @@ impl Reader<'_> {
                 for _ in 0..n {
                     let at = self.pos;
                     let d = self.int("a distribution", w)?;
-                    let d = Distribution::from_code(d)
-                        .ok_or_else(|| Error::corrupt(at, format!("unknown distribution code {d}")))?;
+                    let d = Distribution::from_code(d).ok_or_else(|| {
+                        Error::corrupt(at, format!("unknown distribution code {d}"))
+                    })?;
                     f.push(d as i64);
                 }
                 self.ints("dargs and psizes", w, 2 * n, &mut f)?;
                 f.push(self.order(w)? as i64);
             }
-            Combiner::Resized => f.extend([self.int("a lower bound", w)?, self.int("an extent", w)?]),
+            Combiner::Resized => {
+                f.extend([self.int("a lower bound", w)?, self.int("an extent", w)?])
+            }
         }
         Ok(f)
     }
@@ -303,7 +357,10 @@ fn assemble(head: Head, f: Vec<i64>, kids: Vec<Node>) -> Result<Node> {
         Combiner::F90Complex => Kind::F90Complex { p: f[0], r: f[1] },
         Combiner::F90Integer => Kind::F90Integer { r: f[0] },
         Combiner::Dup => Kind::Dup(old()),
-        Combiner::Contiguous => Kind::Contiguous { count: f[0], old: old() },
+        Combiner::Contiguous => Kind::Contiguous {
+            count: f[0],
+            old: old(),
+        },
         Combiner::Vector => Kind::Vector {
             count: f[0],
             blocklength: f[1],
@@ -317,7 +374,11 @@ fn assemble(head: Head, f: Vec<i64>, kids: Vec<Node>) -> Result<Node> {
             old: old(),
             legacy: c == Combiner::HvectorInteger,
         },
-        Combiner::Indexed | Combiner::Hindexed | Combiner::HindexedInteger | Combiner::Struct | Combiner::StructInteger => {
+        Combiner::Indexed
+        | Combiner::Hindexed
+        | Combiner::HindexedInteger
+        | Combiner::Struct
+        | Combiner::StructInteger => {
             let n = f[0] as usize;
             let (blocklengths, displacements) = (arr(1, n), arr(1 + n, n));
             match c {
@@ -396,7 +457,10 @@ fn assemble(head: Head, f: Vec<i64>, kids: Vec<Node>) -> Result<Node> {
     // One encoding per tree: WIDE exactly when a field needs 64 bits.
     let needs_wide = f.iter().any(|&v| i32::try_from(v).is_err());
     if head.wide != needs_wide {
-        return Err(Error::corrupt(head.fields_at, "the wide flag is set but every field fits 32 bits"));
+        return Err(Error::corrupt(
+            head.fields_at,
+            "the wide flag is set but every field fits 32 bits",
+        ));
     }
     Ok(Node {
         name: head.name,

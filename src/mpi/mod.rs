@@ -158,7 +158,10 @@ impl Local {
     #[inline]
     pub fn combiner(&self, local: c_int) -> Option<Combiner> {
         // Implementations number their combiners from 0 or 1 upwards.
-        if let Some(&Some(c)) = usize::try_from(local).ok().and_then(|i| self.combiner_table.get(i)) {
+        if let Some(&Some(c)) = usize::try_from(local)
+            .ok()
+            .and_then(|i| self.combiner_table.get(i))
+        {
             return Some(c);
         }
         self.combiners.iter().find(|e| e.0 == local).map(|e| e.1)
@@ -215,7 +218,9 @@ pub fn check(rc: c_int, call: &'static str) -> Result<()> {
     if rc == MPI_SUCCESS {
         Ok(())
     } else if rc == shim::UNSUPPORTED {
-        Err(Error::unsupported(format!("{call} is not provided by this MPI")))
+        Err(Error::unsupported(format!(
+            "{call} is not provided by this MPI"
+        )))
     } else {
         Err(Error::Mpi {
             call,
@@ -271,7 +276,11 @@ pub fn envelope(t: Datatype) -> Result<Envelope> {
     let rc = unsafe { shim::mpixm_get_envelope(t, &mut ni, &mut na, &mut nc, &mut nd, &mut comb) };
     check(rc, "MPI_Type_get_envelope")?;
     let size = |n: MPI_Count| {
-        usize::try_from(n).map_err(|_| Error::invalid(format!("MPI_Type_get_envelope returned a negative count {n}")))
+        usize::try_from(n).map_err(|_| {
+            Error::invalid(format!(
+                "MPI_Type_get_envelope returned a negative count {n}"
+            ))
+        })
     };
     Ok(Envelope {
         ni: size(ni)?,
@@ -382,7 +391,10 @@ pub fn geometry(t: Datatype) -> Result<Geometry> {
     // SAFETY: all out-pointers are valid locals.
     unsafe {
         check(mpi_sys::MPI_Type_size_x(t, &mut size), "MPI_Type_size_x")?;
-        check(mpi_sys::MPI_Type_get_extent_x(t, &mut lb, &mut extent), "MPI_Type_get_extent_x")?;
+        check(
+            mpi_sys::MPI_Type_get_extent_x(t, &mut lb, &mut extent),
+            "MPI_Type_get_extent_x",
+        )?;
         check(
             mpi_sys::MPI_Type_get_true_extent_x(t, &mut tlb, &mut textent),
             "MPI_Type_get_true_extent_x",

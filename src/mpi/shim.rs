@@ -79,7 +79,11 @@ extern "C" {
         types: *mut MPI_Datatype,
     ) -> c_int;
 
-    pub fn mpixm_type_contiguous_c(count: MPI_Count, old: MPI_Datatype, out: *mut MPI_Datatype) -> c_int;
+    pub fn mpixm_type_contiguous_c(
+        count: MPI_Count,
+        old: MPI_Datatype,
+        out: *mut MPI_Datatype,
+    ) -> c_int;
     pub fn mpixm_type_vector_c(
         count: MPI_Count,
         blocklength: MPI_Count,
@@ -179,7 +183,8 @@ extern "C" {
         out: *mut MPI_Datatype,
     ) -> c_int;
     pub fn mpixm_watch_finalize(flag: *const std::sync::atomic::AtomicI32) -> c_int;
-    pub fn mpixm_type_create_f90(which: c_int, p: c_int, r: c_int, out: *mut MPI_Datatype) -> c_int;
+    pub fn mpixm_type_create_f90(which: c_int, p: c_int, r: c_int, out: *mut MPI_Datatype)
+        -> c_int;
     pub fn mpixm_type_get_value_index(
         value: MPI_Datatype,
         index: MPI_Datatype,

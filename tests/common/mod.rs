@@ -14,7 +14,12 @@ pub fn init() {
     static INIT: Once = Once::new();
     INIT.call_once(|| unsafe {
         let mut provided = 0;
-        let rc = ffi::MPI_Init_thread(std::ptr::null_mut(), std::ptr::null_mut(), ffi::MPI_THREAD_MULTIPLE as c_int, &mut provided);
+        let rc = ffi::MPI_Init_thread(
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            ffi::MPI_THREAD_MULTIPLE as c_int,
+            &mut provided,
+        );
         assert_eq!(rc, 0, "MPI_Init_thread");
         ffi::MPI_Comm_set_errhandler(ffi::RSMPI_COMM_SELF, ffi::RSMPI_ERRORS_RETURN);
         ffi::MPI_Comm_set_errhandler(ffi::RSMPI_COMM_WORLD, ffi::RSMPI_ERRORS_RETURN);
@@ -45,56 +50,116 @@ fn out() -> Datatype {
 
 pub fn contiguous(n: i32, t: Datatype) -> Datatype {
     let mut o = out();
-    ok(unsafe { ffi::MPI_Type_contiguous(n, t, &mut o) }, "contiguous");
+    ok(
+        unsafe { ffi::MPI_Type_contiguous(n, t, &mut o) },
+        "contiguous",
+    );
     o
 }
 pub fn vector(n: i32, b: i32, s: i32, t: Datatype) -> Datatype {
     let mut o = out();
-    ok(unsafe { ffi::MPI_Type_vector(n, b, s, t, &mut o) }, "vector");
+    ok(
+        unsafe { ffi::MPI_Type_vector(n, b, s, t, &mut o) },
+        "vector",
+    );
     o
 }
 pub fn hvector(n: i32, b: i32, s: MPI_Aint, t: Datatype) -> Datatype {
     let mut o = out();
-    ok(unsafe { ffi::MPI_Type_create_hvector(n, b, s, t, &mut o) }, "hvector");
+    ok(
+        unsafe { ffi::MPI_Type_create_hvector(n, b, s, t, &mut o) },
+        "hvector",
+    );
     o
 }
 pub fn indexed(b: &[i32], d: &[i32], t: Datatype) -> Datatype {
     let mut o = out();
-    ok(unsafe { ffi::MPI_Type_indexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), t, &mut o) }, "indexed");
+    ok(
+        unsafe { ffi::MPI_Type_indexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), t, &mut o) },
+        "indexed",
+    );
     o
 }
 pub fn hindexed(b: &[i32], d: &[MPI_Aint], t: Datatype) -> Datatype {
     let mut o = out();
-    ok(unsafe { ffi::MPI_Type_create_hindexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), t, &mut o) }, "hindexed");
+    ok(
+        unsafe {
+            ffi::MPI_Type_create_hindexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), t, &mut o)
+        },
+        "hindexed",
+    );
     o
 }
 pub fn indexed_block(b: i32, d: &[i32], t: Datatype) -> Datatype {
     let mut o = out();
-    ok(unsafe { ffi::MPI_Type_create_indexed_block(d.len() as c_int, b, d.as_ptr(), t, &mut o) }, "indexed_block");
+    ok(
+        unsafe { ffi::MPI_Type_create_indexed_block(d.len() as c_int, b, d.as_ptr(), t, &mut o) },
+        "indexed_block",
+    );
     o
 }
 pub fn hindexed_block(b: i32, d: &[MPI_Aint], t: Datatype) -> Datatype {
     let mut o = out();
-    ok(unsafe { ffi::MPI_Type_create_hindexed_block(d.len() as c_int, b, d.as_ptr(), t, &mut o) }, "hindexed_block");
+    ok(
+        unsafe { ffi::MPI_Type_create_hindexed_block(d.len() as c_int, b, d.as_ptr(), t, &mut o) },
+        "hindexed_block",
+    );
     o
 }
 pub fn structure(b: &[i32], d: &[MPI_Aint], t: &[Datatype]) -> Datatype {
     let mut o = out();
-    ok(unsafe { ffi::MPI_Type_create_struct(b.len() as c_int, b.as_ptr(), d.as_ptr(), t.as_ptr(), &mut o) }, "struct");
+    ok(
+        unsafe {
+            ffi::MPI_Type_create_struct(
+                b.len() as c_int,
+                b.as_ptr(),
+                d.as_ptr(),
+                t.as_ptr(),
+                &mut o,
+            )
+        },
+        "struct",
+    );
     o
 }
-pub fn subarray(sizes: &[i32], sub: &[i32], starts: &[i32], fortran: bool, t: Datatype) -> Datatype {
+pub fn subarray(
+    sizes: &[i32],
+    sub: &[i32],
+    starts: &[i32],
+    fortran: bool,
+    t: Datatype,
+) -> Datatype {
     let c = &mpi::local().constants;
     let order = if fortran { c.order_fortran } else { c.order_c };
     let mut o = out();
     ok(
-        unsafe { ffi::MPI_Type_create_subarray(sizes.len() as c_int, sizes.as_ptr(), sub.as_ptr(), starts.as_ptr(), order, t, &mut o) },
+        unsafe {
+            ffi::MPI_Type_create_subarray(
+                sizes.len() as c_int,
+                sizes.as_ptr(),
+                sub.as_ptr(),
+                starts.as_ptr(),
+                order,
+                t,
+                &mut o,
+            )
+        },
         "subarray",
     );
     o
 }
 /// distribs: 'b' block, 'c' cyclic, 'n' none; darg 0 = default.
-pub fn darray(size: i32, rank: i32, gsizes: &[i32], distribs: &str, dargs: &[i32], psizes: &[i32], fortran: bool, t: Datatype) -> Datatype {
+#[allow(clippy::too_many_arguments)]
+pub fn darray(
+    size: i32,
+    rank: i32,
+    gsizes: &[i32],
+    distribs: &str,
+    dargs: &[i32],
+    psizes: &[i32],
+    fortran: bool,
+    t: Datatype,
+) -> Datatype {
     let c = &mpi::local().constants;
     let order = if fortran { c.order_fortran } else { c.order_c };
     let d: Vec<c_int> = distribs
@@ -105,17 +170,36 @@ pub fn darray(size: i32, rank: i32, gsizes: &[i32], distribs: &str, dargs: &[i32
             _ => c.distribute_none,
         })
         .collect();
-    let a: Vec<c_int> = dargs.iter().map(|&x| if x == 0 { c.distribute_dflt_darg } else { x }).collect();
+    let a: Vec<c_int> = dargs
+        .iter()
+        .map(|&x| if x == 0 { c.distribute_dflt_darg } else { x })
+        .collect();
     let mut o = out();
     ok(
-        unsafe { ffi::MPI_Type_create_darray(size, rank, gsizes.len() as c_int, gsizes.as_ptr(), d.as_ptr(), a.as_ptr(), psizes.as_ptr(), order, t, &mut o) },
+        unsafe {
+            ffi::MPI_Type_create_darray(
+                size,
+                rank,
+                gsizes.len() as c_int,
+                gsizes.as_ptr(),
+                d.as_ptr(),
+                a.as_ptr(),
+                psizes.as_ptr(),
+                order,
+                t,
+                &mut o,
+            )
+        },
         "darray",
     );
     o
 }
 pub fn resized(t: Datatype, lb: MPI_Aint, extent: MPI_Aint) -> Datatype {
     let mut o = out();
-    ok(unsafe { ffi::MPI_Type_create_resized(t, lb, extent, &mut o) }, "resized");
+    ok(
+        unsafe { ffi::MPI_Type_create_resized(t, lb, extent, &mut o) },
+        "resized",
+    );
     o
 }
 pub fn dup(t: Datatype) -> Datatype {
@@ -143,7 +227,11 @@ pub fn hdf5_complex(markers: bool) -> Datatype {
     let byte = named("MPI_BYTE");
     let wrap = |x: Datatype, d: MPI_Aint, u: MPI_Aint| -> Datatype {
         if markers {
-            let r = structure(&[1, 1, 1], &[0, d, u], &[named("MPI_LB"), x, named("MPI_UB")]);
+            let r = structure(
+                &[1, 1, 1],
+                &[0, d, u],
+                &[named("MPI_LB"), x, named("MPI_UB")],
+            );
             free(x);
             r
         } else if d == 0 {
@@ -209,9 +297,27 @@ pub fn corpus() -> Vec<Case> {
     let chr = named("MPI_CHAR");
     let mut v = Vec::new();
     for n in [
-        "MPI_INT", "MPI_DOUBLE", "MPI_BYTE", "MPI_PACKED", "MPI_FLOAT_INT", "MPI_2INT", "MPI_LONG_DOUBLE_INT", "MPI_C_BOOL",
-        "MPI_INT8_T", "MPI_UINT64_T", "MPI_AINT", "MPI_COUNT", "MPI_OFFSET", "MPI_C_DOUBLE_COMPLEX", "MPI_CXX_BOOL",
-        "MPI_INTEGER", "MPI_REAL8", "MPI_DOUBLE_PRECISION", "MPI_2DOUBLE_PRECISION", "MPI_CHARACTER", "MPI_WCHAR",
+        "MPI_INT",
+        "MPI_DOUBLE",
+        "MPI_BYTE",
+        "MPI_PACKED",
+        "MPI_FLOAT_INT",
+        "MPI_2INT",
+        "MPI_LONG_DOUBLE_INT",
+        "MPI_C_BOOL",
+        "MPI_INT8_T",
+        "MPI_UINT64_T",
+        "MPI_AINT",
+        "MPI_COUNT",
+        "MPI_OFFSET",
+        "MPI_C_DOUBLE_COMPLEX",
+        "MPI_CXX_BOOL",
+        "MPI_INTEGER",
+        "MPI_REAL8",
+        "MPI_DOUBLE_PRECISION",
+        "MPI_2DOUBLE_PRECISION",
+        "MPI_CHARACTER",
+        "MPI_WCHAR",
     ] {
         if let Some(t) = try_named(n) {
             v.push(case(n, t));
@@ -224,12 +330,27 @@ pub fn corpus() -> Vec<Case> {
     v.push(case("vector negative stride", vector(4, 1, -3, dbl)));
     v.push(case("hvector negative stride", hvector(3, 2, -24, int)));
     v.push(case("paper indexed", paper_indexed()));
-    v.push(case("indexed zero-count blocks", indexed(&[0, 2, 0, 3], &[5, 1, 9, -4], int)));
-    v.push(case("hindexed negative displacements", hindexed(&[1, 2, 3], &[-64, 0, 40], dbl)));
+    v.push(case(
+        "indexed zero-count blocks",
+        indexed(&[0, 2, 0, 3], &[5, 1, 9, -4], int),
+    ));
+    v.push(case(
+        "hindexed negative displacements",
+        hindexed(&[1, 2, 3], &[-64, 0, 40], dbl),
+    ));
     v.push(case("indexed_block", indexed_block(2, &[0, 7, 3], dbl)));
-    v.push(case("hindexed_block", hindexed_block(3, &[100, -12, 0], chr)));
-    v.push(case("struct{int,double,char}", structure(&[1, 2, 3], &[0, 8, 24], &[int, dbl, chr])));
-    v.push(case("struct with zero blocks", structure(&[0, 1, 0], &[-8, 4, 100], &[dbl, int, chr])));
+    v.push(case(
+        "hindexed_block",
+        hindexed_block(3, &[100, -12, 0], chr),
+    ));
+    v.push(case(
+        "struct{int,double,char}",
+        structure(&[1, 2, 3], &[0, 8, 24], &[int, dbl, chr]),
+    ));
+    v.push(case(
+        "struct with zero blocks",
+        structure(&[0, 1, 0], &[-8, 4, 100], &[dbl, int, chr]),
+    ));
     {
         let n = 1000;
         let b: Vec<i32> = (0..n).map(|i| (i % 3) + 1).collect();
@@ -240,35 +361,62 @@ pub fn corpus() -> Vec<Case> {
     }
     {
         let n = 100_000;
-        let b: Vec<i32> = (0..n).map(|i| (i % 4) as i32).collect();
+        let b: Vec<i32> = (0..n).map(|i| i % 4).collect();
         let d: Vec<i32> = (0..n).map(|i| i * 5).collect();
         v.push(case("indexed with 100000 blocks", indexed(&b, &d, byte)));
     }
-    v.push(case("subarray C 3d", subarray(&[10, 12, 7], &[3, 4, 5], &[2, 8, 1], false, dbl)));
-    v.push(case("subarray Fortran 2d", subarray(&[9, 5], &[9, 1], &[0, 4], true, int)));
-    v.push(case("darray block/cyclic", darray(4, 1, &[16, 10], "bc", &[0, 2], &[2, 2], false, dbl)));
-    v.push(case("darray block darg/none, Fortran", darray(3, 2, &[12, 5, 4], "bnc", &[5, 0, 0], &[3, 1, 1], true, int)));
-    v.push(case("resized negative lb", resized(vector(2, 1, 3, int), -8, 40)));
+    v.push(case(
+        "subarray C 3d",
+        subarray(&[10, 12, 7], &[3, 4, 5], &[2, 8, 1], false, dbl),
+    ));
+    v.push(case(
+        "subarray Fortran 2d",
+        subarray(&[9, 5], &[9, 1], &[0, 4], true, int),
+    ));
+    v.push(case(
+        "darray block/cyclic",
+        darray(4, 1, &[16, 10], "bc", &[0, 2], &[2, 2], false, dbl),
+    ));
+    v.push(case(
+        "darray block darg/none, Fortran",
+        darray(3, 2, &[12, 5, 4], "bnc", &[5, 0, 0], &[3, 1, 1], true, int),
+    ));
+    v.push(case(
+        "resized negative lb",
+        resized(vector(2, 1, 3, int), -8, 40),
+    ));
     let f90r = {
         let mut o = null();
-        ok(unsafe { ffi::MPI_Type_create_f90_real(6, 30, &mut o) }, "f90 real");
+        ok(
+            unsafe { ffi::MPI_Type_create_f90_real(6, 30, &mut o) },
+            "f90 real",
+        );
         o
     };
     let f90c = {
         let mut o = null();
-        ok(unsafe { ffi::MPI_Type_create_f90_complex(15, ffi::MPI_UNDEFINED as c_int, &mut o) }, "f90 complex");
+        ok(
+            unsafe { ffi::MPI_Type_create_f90_complex(15, ffi::MPI_UNDEFINED as c_int, &mut o) },
+            "f90 complex",
+        );
         o
     };
     let f90i = {
         let mut o = null();
-        ok(unsafe { ffi::MPI_Type_create_f90_integer(9, &mut o) }, "f90 integer");
+        ok(
+            unsafe { ffi::MPI_Type_create_f90_integer(9, &mut o) },
+            "f90 integer",
+        );
         o
     };
     v.push(case("f90 real", f90r));
     v.push(case("f90 complex", f90c));
     v.push(case("f90 integer", f90i));
     v.push(case("contiguous(3, f90 real)", contiguous(3, f90r)));
-    v.push(case("struct of f90 types", structure(&[1, 2, 1], &[0, 8, 40], &[f90r, f90c, f90i])));
+    v.push(case(
+        "struct of f90 types",
+        structure(&[1, 2, 1], &[0, 8, 40], &[f90r, f90c, f90i]),
+    ));
     // Listing 1 of the paper.
     let a = vector(2, 1, 2, byte);
     let ext = extent_of(a);
@@ -277,7 +425,14 @@ pub fn corpus() -> Vec<Case> {
     v.push(case("HDF5 complex (resized form)", hdf5_complex(false)));
     if try_named("MPI_LB").is_some() {
         v.push(case("HDF5 complex (LB/UB form)", hdf5_complex(true)));
-        v.push(case("struct with LB/UB markers", structure(&[1, 2, 1], &[-4, 8, 64], &[named("MPI_LB"), int, named("MPI_UB")])));
+        v.push(case(
+            "struct with LB/UB markers",
+            structure(
+                &[1, 2, 1],
+                &[-4, 8, 64],
+                &[named("MPI_LB"), int, named("MPI_UB")],
+            ),
+        ));
     }
     {
         // 64 levels, cycling through one-child combiners.
@@ -307,48 +462,99 @@ pub fn corpus() -> Vec<Case> {
         v.push(case("names at three levels", top));
     }
     v.push(case("named dup", set_name(dup(dbl), "a dup with a name")));
-    v.push(case("pair types in a struct", structure(&[2, 1], &[0, 32], &[named("MPI_DOUBLE_INT"), named("MPI_SHORT_INT")])));
-    v.push(case("hvector of struct", hvector(3, 1, 64, structure(&[1, 1], &[0, 16], &[int, dbl]))));
+    v.push(case(
+        "pair types in a struct",
+        structure(
+            &[2, 1],
+            &[0, 32],
+            &[named("MPI_DOUBLE_INT"), named("MPI_SHORT_INT")],
+        ),
+    ));
+    v.push(case(
+        "hvector of struct",
+        hvector(3, 1, 64, structure(&[1, 1], &[0, 16], &[int, dbl])),
+    ));
     if mpi::local().has_mpi1() {
         let mut o = null();
-        ok(unsafe { shim::mpixm_type_hvector(2, 3, 48, int, &mut o) }, "MPI_Type_hvector");
+        ok(
+            unsafe { shim::mpixm_type_hvector(2, 3, 48, int, &mut o) },
+            "MPI_Type_hvector",
+        );
         v.push(case("MPI-1 hvector", o));
         let mut b = [1, 2];
         let mut d: [MPI_Aint; 2] = [0, 16];
         let mut o = null();
-        ok(unsafe { shim::mpixm_type_hindexed(2, b.as_mut_ptr(), d.as_mut_ptr(), dbl, &mut o) }, "MPI_Type_hindexed");
+        ok(
+            unsafe { shim::mpixm_type_hindexed(2, b.as_mut_ptr(), d.as_mut_ptr(), dbl, &mut o) },
+            "MPI_Type_hindexed",
+        );
         v.push(case("MPI-1 hindexed", o));
         let mut t = [int, dbl];
         let mut o = null();
-        ok(unsafe { shim::mpixm_type_struct(2, b.as_mut_ptr(), d.as_mut_ptr(), t.as_mut_ptr(), &mut o) }, "MPI_Type_struct");
+        ok(
+            unsafe {
+                shim::mpixm_type_struct(2, b.as_mut_ptr(), d.as_mut_ptr(), t.as_mut_ptr(), &mut o)
+            },
+            "MPI_Type_struct",
+        );
         v.push(case("MPI-1 struct", o));
     }
     if mpi::local().has_large_count() {
         let big: MPI_Count = 1 << 32;
         let mut o = null();
-        ok(unsafe { shim::mpixm_type_contiguous_c(big + 3, byte, &mut o) }, "contiguous_c");
+        ok(
+            unsafe { shim::mpixm_type_contiguous_c(big + 3, byte, &mut o) },
+            "contiguous_c",
+        );
         v.push(case("contiguous_c 2^32+3 bytes", o));
         let mut o = null();
-        ok(unsafe { shim::mpixm_type_vector_c(3, 2, big, dbl, &mut o) }, "vector_c");
+        ok(
+            unsafe { shim::mpixm_type_vector_c(3, 2, big, dbl, &mut o) },
+            "vector_c",
+        );
         v.push(case("vector_c stride 2^32", o));
         let mut o = null();
-        ok(unsafe { shim::mpixm_type_contiguous_c(7, int, &mut o) }, "contiguous_c small");
+        ok(
+            unsafe { shim::mpixm_type_contiguous_c(7, int, &mut o) },
+            "contiguous_c small",
+        );
         v.push(case("contiguous_c small", o));
         let bl: [MPI_Count; 2] = [1, big];
         let ds: [MPI_Count; 2] = [0, 8];
         let ts = [dbl, byte];
         let mut o = null();
-        ok(unsafe { shim::mpixm_type_create_struct_c(2, bl.as_ptr(), ds.as_ptr(), ts.as_ptr(), &mut o) }, "struct_c");
+        ok(
+            unsafe {
+                shim::mpixm_type_create_struct_c(2, bl.as_ptr(), ds.as_ptr(), ts.as_ptr(), &mut o)
+            },
+            "struct_c",
+        );
         v.push(case("struct_c with 2^32 block", o));
         let sz: [MPI_Count; 2] = [big, 4];
         let ss: [MPI_Count; 2] = [2, 4];
         let st: [MPI_Count; 2] = [big - 2, 0];
         let mut o = null();
         let oc = mpi::local().constants.order_c;
-        ok(unsafe { shim::mpixm_type_create_subarray_c(2, sz.as_ptr(), ss.as_ptr(), st.as_ptr(), oc, byte, &mut o) }, "subarray_c");
+        ok(
+            unsafe {
+                shim::mpixm_type_create_subarray_c(
+                    2,
+                    sz.as_ptr(),
+                    ss.as_ptr(),
+                    st.as_ptr(),
+                    oc,
+                    byte,
+                    &mut o,
+                )
+            },
+            "subarray_c",
+        );
         v.push(case("subarray_c 2^32 rows", o));
         let mut o = null();
-        ok(unsafe { shim::mpixm_type_create_resized_c(-(big), 2 * big, int, &mut o) }, "resized_c");
+        ok(
+            unsafe { shim::mpixm_type_create_resized_c(-(big), 2 * big, int, &mut o) },
+            "resized_c",
+        );
         v.push(case("resized_c", o));
     }
     v
@@ -356,7 +562,10 @@ pub fn corpus() -> Vec<Case> {
 
 pub fn extent_of(t: Datatype) -> MPI_Aint {
     let (mut lb, mut ext) = (0, 0);
-    ok(unsafe { ffi::MPI_Type_get_extent(t, &mut lb, &mut ext) }, "get_extent");
+    ok(
+        unsafe { ffi::MPI_Type_get_extent(t, &mut lb, &mut ext) },
+        "get_extent",
+    );
     ext
 }
 
@@ -375,7 +584,9 @@ pub fn pack(t: Datatype, count: i32) -> Option<Vec<u8>> {
     if span > 64 << 20 || g.size * count as i64 > 64 << 20 {
         return None;
     }
-    let src: Vec<u8> = (0..span).map(|i| (i.wrapping_mul(31).wrapping_add(7) % 251) as u8).collect();
+    let src: Vec<u8> = (0..span)
+        .map(|i| (i.wrapping_mul(31).wrapping_add(7) % 251) as u8)
+        .collect();
     let base = src.as_ptr().wrapping_offset(-lo as isize) as *mut c_void;
     let mut committed = t;
     let derived = mpi::local().predefined(t).is_none();
@@ -385,11 +596,24 @@ pub fn pack(t: Datatype, count: i32) -> Option<Vec<u8>> {
         ok(unsafe { ffi::MPI_Type_commit(&mut committed) }, "commit");
     }
     let mut need = 0;
-    ok(unsafe { ffi::MPI_Pack_size(count, committed, ffi::RSMPI_COMM_WORLD, &mut need) }, "pack_size");
+    ok(
+        unsafe { ffi::MPI_Pack_size(count, committed, ffi::RSMPI_COMM_WORLD, &mut need) },
+        "pack_size",
+    );
     let mut out = vec![0u8; need as usize];
     let mut pos = 0;
     ok(
-        unsafe { ffi::MPI_Pack(base, count, committed, out.as_mut_ptr() as *mut c_void, need, &mut pos, ffi::RSMPI_COMM_WORLD) },
+        unsafe {
+            ffi::MPI_Pack(
+                base,
+                count,
+                committed,
+                out.as_mut_ptr() as *mut c_void,
+                need,
+                &mut pos,
+                ffi::RSMPI_COMM_WORLD,
+            )
+        },
         "pack",
     );
     out.truncate(pos as usize);
@@ -408,7 +632,11 @@ pub fn assert_same(what: &str, a: Datatype, b: Datatype, constructor_equal: bool
     let gb = mpi::geometry(b).unwrap();
     assert_eq!(ga, gb, "{what}: size/lb/extent/true extent differ");
     for count in 1..=3 {
-        assert_eq!(pack(a, count), pack(b, count), "{what}: MPI_Pack of {count} differs");
+        assert_eq!(
+            pack(a, count),
+            pack(b, count),
+            "{what}: MPI_Pack of {count} differs"
+        );
     }
     if constructor_equal {
         let ta = mpix_marshal::type_tree(a).unwrap();
