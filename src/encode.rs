@@ -8,7 +8,7 @@
 use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
 use crate::mpi::{self, check, shim, Datatype, Local, MPI_Aint, MPI_Count};
-use crate::tree::{self, Kind, Node};
+use crate::tree::{self, Failure, Kind, Node};
 use mpi_sys as ffi;
 use std::os::raw::c_int;
 
@@ -17,8 +17,14 @@ use std::os::raw::c_int;
 pub fn encode(tree: &Node) -> Result<Datatype> {
     tree::validate(tree)?;
     let local = mpi::local();
-    check_local(tree, local, &mut Vec::new())?;
-    Ok(Builder { local }.build(tree)?.handle)
+    check_local(tree, local).map_err(Failure::into_error)?;
+    let mut builder = Builder {
+        local,
+        kids: Vec::new(),
+        derived: Vec::new(),
+        conv: Conv::default(),
+    };
+    Ok(builder.build(tree)?.handle)
 }
 
 /// A handle the builder made, and whether it is the builder's to free.
@@ -36,25 +42,9 @@ impl Built {
     }
 }
 
-/// Frees the children of a node under construction, on every path.
-struct Kids(Vec<Built>);
-
-impl Drop for Kids {
-    fn drop(&mut self) {
-        for b in self.0.drain(..) {
-            b.release();
-        }
-    }
-}
-
 /// Refuses what the local MPI cannot build, before anything is built.
-fn check_local(node: &Node, local: &Local, path: &mut Vec<usize>) -> Result<()> {
-    let at = |what: String| {
-        Err(Error::unsupported(format!(
-            "{}: {what}",
-            tree::path_text(path)
-        )))
-    };
+fn check_local(node: &Node, local: &Local) -> std::result::Result<(), Failure> {
+    let at = |what: String| Err(Failure::new(Error::unsupported(what)));
     match &node.kind {
         Kind::Named(p) if local.datatype(*p).is_none() => {
             return at(format!("{} is not defined by this MPI", p.mpi_name()));
@@ -81,13 +71,11 @@ fn check_local(node: &Node, local: &Local, path: &mut Vec<usize>) -> Result<()> 
     }
     let markers_rewritten =
         matches!(node.kind, Kind::Struct { .. }) && local.datatype(Predefined::LB).is_none();
-    for (i, child) in node.children().into_iter().enumerate() {
+    for (i, child) in node.children().iter().enumerate() {
         if markers_rewritten && matches!(child.kind, Kind::Named(p) if p.is_marker()) {
             continue; // becomes MPI_Type_create_resized
         }
-        path.push(i);
-        check_local(child, local, path)?;
-        path.pop();
+        check_local(child, local).map_err(|f| f.within(i))?;
     }
     Ok(())
 }
@@ -154,18 +142,51 @@ fn fits_classic(node: &Node) -> bool {
 
 struct Builder {
     local: &'static Local,
+    /// Handles of the children built so far for the nodes under
+    /// construction, innermost node last (a stack shared by all levels).
+    kids: Vec<Datatype>,
+    /// Whether each of `kids` is the builder's to free.
+    derived: Vec<bool>,
+    conv: Conv,
 }
 
-fn ints(v: &[i64]) -> Vec<c_int> {
-    v.iter().map(|&x| x as c_int).collect()
+/// Buffers for converting 64-bit arguments to the C types of classic
+/// constructors, reused across the nodes of one tree. Each method fills
+/// its own buffer and returns a pointer valid until that buffer is filled
+/// again.
+#[derive(Default)]
+struct Conv {
+    a: Vec<c_int>,
+    b: Vec<c_int>,
+    c: Vec<c_int>,
+    addrs: Vec<MPI_Aint>,
 }
 
-fn aints(v: &[i64]) -> Vec<MPI_Aint> {
-    v.iter().map(|&x| x as MPI_Aint).collect()
+fn fill_ints(buf: &mut Vec<c_int>, v: &[i64]) -> *mut c_int {
+    buf.clear();
+    buf.extend(v.iter().map(|&x| x as c_int));
+    buf.as_mut_ptr()
+}
+
+impl Conv {
+    fn i1(&mut self, v: &[i64]) -> *mut c_int {
+        fill_ints(&mut self.a, v)
+    }
+    fn i2(&mut self, v: &[i64]) -> *mut c_int {
+        fill_ints(&mut self.b, v)
+    }
+    fn i3(&mut self, v: &[i64]) -> *mut c_int {
+        fill_ints(&mut self.c, v)
+    }
+    fn a1(&mut self, v: &[i64]) -> *mut MPI_Aint {
+        self.addrs.clear();
+        self.addrs.extend(v.iter().map(|&x| x as MPI_Aint));
+        self.addrs.as_mut_ptr()
+    }
 }
 
 impl Builder {
-    fn build(&self, node: &Node) -> Result<Built> {
+    fn build(&mut self, node: &Node) -> Result<Built> {
         if let Kind::Named(p) = &node.kind {
             let handle = self.local.datatype(*p).ok_or_else(|| {
                 Error::unsupported(format!("{} is not defined by this MPI", p.mpi_name()))
@@ -181,34 +202,46 @@ impl Builder {
                 derived: false,
             });
         }
-        let mut kids = Kids(Vec::new());
-        let rewrite_markers = self.local.datatype(Predefined::LB).is_none();
+        let base = self.kids.len();
+        let result = self.build_derived(node, base);
+        // This node's children are released on success and error alike.
+        for i in base..self.kids.len() {
+            if self.derived[i] {
+                let _ = mpi::free(self.kids[i]);
+            }
+        }
+        self.kids.truncate(base);
+        self.derived.truncate(base);
+        result
+    }
+
+    fn build_derived(&mut self, node: &Node, base: usize) -> Result<Built> {
+        let rewrite_markers = matches!(node.kind, Kind::Struct { .. }) && self.local.datatype(Predefined::LB).is_none();
         for child in node.children() {
-            if rewrite_markers
-                && matches!(node.kind, Kind::Struct { .. })
-                && matches!(child.kind, Kind::Named(p) if p.is_marker())
-            {
-                kids.0.push(Built {
+            let built = if rewrite_markers && matches!(child.kind, Kind::Named(p) if p.is_marker()) {
+                Built {
                     handle: self.local.datatype_null(),
                     derived: false,
-                });
-                continue;
-            }
-            kids.0.push(self.build(child)?);
+                }
+            } else {
+                self.build(child)?
+            };
+            self.kids.push(built.handle);
+            self.derived.push(built.derived);
         }
-        let handles: Vec<Datatype> = kids.0.iter().map(|b| b.handle).collect();
-        let handle = self.construct(node, &handles)?;
+        let kids = std::mem::take(&mut self.kids);
+        let handle = self.construct(node, &kids[base..]);
+        self.kids = kids;
         let built = Built {
-            handle,
+            handle: handle?,
             derived: true,
         };
         if let Some(name) = &node.name {
-            if let Err(e) = mpi::set_name(handle, name) {
+            if let Err(e) = mpi::set_name(built.handle, name) {
                 built.release();
                 return Err(e);
             }
         }
-        drop(kids);
         Ok(built)
     }
 
@@ -245,7 +278,7 @@ impl Builder {
     /// Calls the node's constructor on already-built children (off the
     /// recursion path: deep trees cost one small frame per level).
     #[inline(never)]
-    fn construct(&self, node: &Node, kids: &[Datatype]) -> Result<Datatype> {
+    fn construct(&mut self, node: &Node, kids: &[Datatype]) -> Result<Datatype> {
         let large = node.large && self.local.has_large_count();
         let mut out = self.local.datatype_null();
         let o = &mut out as *mut Datatype;
@@ -331,8 +364,8 @@ impl Builder {
                     } else {
                         ffi::MPI_Type_indexed(
                             n as c_int,
-                            ints(blocklengths).as_ptr(),
-                            ints(displacements).as_ptr(),
+                            self.conv.i1(blocklengths),
+                            self.conv.i2(displacements),
                             kids[0],
                             o,
                         )
@@ -356,16 +389,16 @@ impl Builder {
                     } else if *legacy && self.local.has_mpi1() {
                         shim::mpixm_type_hindexed(
                             n as c_int,
-                            ints(blocklengths).as_mut_ptr(),
-                            aints(displacements).as_mut_ptr(),
+                            self.conv.i1(blocklengths),
+                            self.conv.a1(displacements),
                             kids[0],
                             o,
                         )
                     } else {
                         ffi::MPI_Type_create_hindexed(
                             n as c_int,
-                            ints(blocklengths).as_ptr(),
-                            aints(displacements).as_ptr(),
+                            self.conv.i1(blocklengths),
+                            self.conv.a1(displacements),
                             kids[0],
                             o,
                         )
@@ -389,7 +422,7 @@ impl Builder {
                         ffi::MPI_Type_create_indexed_block(
                             n as c_int,
                             *blocklength as c_int,
-                            ints(displacements).as_ptr(),
+                            self.conv.i2(displacements),
                             kids[0],
                             o,
                         )
@@ -413,7 +446,7 @@ impl Builder {
                         ffi::MPI_Type_create_hindexed_block(
                             n as c_int,
                             *blocklength as c_int,
-                            aints(displacements).as_ptr(),
+                            self.conv.a1(displacements),
                             kids[0],
                             o,
                         )
@@ -449,16 +482,16 @@ impl Builder {
                         let mut k = kids.to_vec();
                         shim::mpixm_type_struct(
                             n as c_int,
-                            ints(blocklengths).as_mut_ptr(),
-                            aints(displacements).as_mut_ptr(),
+                            self.conv.i1(blocklengths),
+                            self.conv.a1(displacements),
                             k.as_mut_ptr(),
                             o,
                         )
                     } else {
                         ffi::MPI_Type_create_struct(
                             n as c_int,
-                            ints(blocklengths).as_ptr(),
-                            aints(displacements).as_ptr(),
+                            self.conv.i1(blocklengths),
+                            self.conv.a1(displacements),
                             kids.as_ptr(),
                             o,
                         )
@@ -486,9 +519,9 @@ impl Builder {
                     } else {
                         ffi::MPI_Type_create_subarray(
                             n,
-                            ints(sizes).as_ptr(),
-                            ints(subsizes).as_ptr(),
-                            ints(starts).as_ptr(),
+                            self.conv.i1(sizes),
+                            self.conv.i2(subsizes),
+                            self.conv.i3(starts),
                             order,
                             kids[0],
                             o,
@@ -525,7 +558,7 @@ impl Builder {
                             }
                         })
                         .collect();
-                    let psizes = ints(psizes);
+                    let psizes = self.conv.i3(psizes);
                     let order = self.order(*order);
                     if large {
                         shim::mpixm_type_create_darray_c(
@@ -535,7 +568,7 @@ impl Builder {
                             gsizes.as_ptr(),
                             distribs.as_ptr(),
                             dargs.as_ptr(),
-                            psizes.as_ptr(),
+                            psizes,
                             order,
                             kids[0],
                             o,
@@ -545,10 +578,10 @@ impl Builder {
                             *size as c_int,
                             *rank as c_int,
                             n,
-                            ints(gsizes).as_ptr(),
+                            self.conv.i1(gsizes),
                             distribs.as_ptr(),
                             dargs.as_ptr(),
-                            psizes.as_ptr(),
+                            psizes,
                             order,
                             kids[0],
                             o,

@@ -112,9 +112,9 @@ pub enum Kind {
         extent: i64,
         old: Box<Node>,
     },
+    /// `pair`: the value type, then the index type.
     ValueIndex {
-        value: Box<Node>,
-        index: Box<Node>,
+        pair: Box<[Node; 2]>,
     },
 }
 
@@ -147,12 +147,9 @@ impl Node {
     }
 
     /// The child nodes, in stream order.
-    pub fn children(&self) -> Vec<&Node> {
+    pub fn children(&self) -> &[Node] {
         match &self.kind {
-            Kind::Named(_)
-            | Kind::F90Real { .. }
-            | Kind::F90Complex { .. }
-            | Kind::F90Integer { .. } => vec![],
+            Kind::Named(_) | Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => &[],
             Kind::Dup(old)
             | Kind::Contiguous { old, .. }
             | Kind::Vector { old, .. }
@@ -163,9 +160,9 @@ impl Node {
             | Kind::HindexedBlock { old, .. }
             | Kind::Subarray { old, .. }
             | Kind::Darray { old, .. }
-            | Kind::Resized { old, .. } => vec![old],
-            Kind::Struct { types, .. } => types.iter().collect(),
-            Kind::ValueIndex { value, index } => vec![value, index],
+            | Kind::Resized { old, .. } => std::slice::from_ref(old.as_ref()),
+            Kind::Struct { types, .. } => types,
+            Kind::ValueIndex { pair } => pair.as_slice(),
         }
     }
 
@@ -208,49 +205,66 @@ impl Kind {
 
 /// Checks that every constructor call in the tree has arguments the MPI
 /// standard allows, so that no MPI constructor is called with arguments it
-/// would reject (and abort on, under MPI_ERRORS_ARE_FATAL). `path` in the
-/// messages is the position in the tree, e.g. `root.types[2].old`.
+/// would reject (and abort on, under MPI_ERRORS_ARE_FATAL). Messages start
+/// with the position in the tree: `root.2.0` is the first child of the
+/// third child of the root.
 pub fn validate(node: &Node) -> Result<()> {
-    validate_at(node, 0, &mut Vec::new())
+    validate_at(node, 0).map_err(Failure::into_error)
 }
 
-fn validate_at(node: &Node, depth: usize, path: &mut Vec<usize>) -> Result<()> {
+fn validate_at(node: &Node, depth: usize) -> std::result::Result<(), Failure> {
     if depth >= MAX_DEPTH {
-        return Err(Error::invalid(format!(
-            "{}: the tree is deeper than {MAX_DEPTH} levels",
-            path_text(path)
-        )));
+        return Err(Failure::new(Error::invalid(format!(
+            "the tree is deeper than {MAX_DEPTH} levels"
+        ))));
     }
-    check_node(node, path)?;
-    for (i, child) in node.children().into_iter().enumerate() {
-        path.push(i);
-        validate_at(child, depth + 1, path)?;
-        path.pop();
+    check_node(node).map_err(Failure::new)?;
+    for (i, child) in node.children().iter().enumerate() {
+        validate_at(child, depth + 1).map_err(|f| f.within(i))?;
     }
     Ok(())
 }
 
-/// A position in the tree for messages: `root.2.0` is the first child of
-/// the third child of the root. Built only when there is an error.
-pub fn path_text(path: &[usize]) -> String {
-    let mut s = String::from("root");
-    for i in path {
-        s.push_str(&format!(".{i}"));
+/// An error found at some node of a tree. The path to the node is collected
+/// while the recursion unwinds, so a successful walk allocates nothing.
+pub(crate) struct Failure {
+    /// Child indices, innermost first.
+    path: Vec<usize>,
+    error: Error,
+}
+
+impl Failure {
+    pub(crate) fn new(error: Error) -> Failure {
+        Failure {
+            path: Vec::new(),
+            error,
+        }
     }
-    s
+
+    /// The failure seen from the parent, whose child `i` it is in.
+    pub(crate) fn within(mut self, i: usize) -> Failure {
+        self.path.push(i);
+        self
+    }
+
+    pub(crate) fn into_error(self) -> Error {
+        let mut at = String::from("root");
+        for i in self.path.iter().rev() {
+            at.push_str(&format!(".{i}"));
+        }
+        match self.error {
+            Error::InvalidArgument(m) => Error::InvalidArgument(format!("{at}: {m}")),
+            Error::Unsupported(m) => Error::Unsupported(format!("{at}: {m}")),
+            e => e,
+        }
+    }
 }
 
 /// The checks of one node, off the recursion path so that each level of a
 /// deep tree costs one small stack frame.
 #[inline(never)]
-fn check_node(node: &Node, path: &[usize]) -> Result<()> {
-    let fail = |what: String| {
-        Err(Error::invalid(format!(
-            "{} ({}): {what}",
-            path_text(path),
-            node.combiner().mpi_name()
-        )))
-    };
+fn check_node(node: &Node) -> Result<()> {
+    let fail = |what: String| Err(Error::invalid(format!("{}: {what}", node.combiner().mpi_name())));
     if let Some(name) = &node.name {
         if node.is_predefined() {
             return fail("a predefined type carries no name".into());
@@ -274,8 +288,7 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
     let count = |what: &str, v: i64| -> Result<()> {
         if v < 0 || v > int_max {
             return Err(Error::invalid(format!(
-                "{} ({}): {what} {v} is out of range 0..={int_max}",
-                path_text(path),
+                "{}: {what} {v} is out of range 0..={int_max}",
                 node.combiner().mpi_name()
             )));
         }
@@ -285,8 +298,7 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
     let int_arg = |what: &str, v: i64| -> Result<()> {
         if !node.large && i32::try_from(v).is_err() {
             return Err(Error::invalid(format!(
-                "{} ({}): {what} {v} does not fit a C int",
-                path_text(path),
+                "{}: {what} {v} does not fit a C int",
                 node.combiner().mpi_name()
             )));
         }
@@ -295,8 +307,7 @@ fn check_node(node: &Node, path: &[usize]) -> Result<()> {
     let same_len = |what: &str, a: usize, b: usize| -> Result<()> {
         if a != b {
             return Err(Error::invalid(format!(
-                "{} ({}): {what}: {a} and {b} entries",
-                path_text(path),
+                "{}: {what}: {a} and {b} entries",
                 node.combiner().mpi_name()
             )));
         }

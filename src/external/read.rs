@@ -167,10 +167,17 @@ impl Reader<'_> {
             return Ok(node);
         }
         let fields = self.fields(head.combiner, head.wide)?;
+        // Most nodes have one child: it needs no vector of its own.
         let n = children(head.combiner, &fields);
-        let mut kids = Vec::with_capacity(n);
-        for _ in 0..n {
-            kids.push(self.node(depth + 1)?);
+        let mut kids = Kids::default();
+        let is_struct = matches!(head.combiner, Combiner::Struct | Combiner::StructInteger);
+        if n == 1 && !is_struct {
+            kids.one = Some(self.node(depth + 1)?);
+        } else {
+            kids.many.reserve_exact(n);
+            for _ in 0..n {
+                kids.many.push(self.node(depth + 1)?);
+            }
         }
         assemble(head, fields, kids)
     }
@@ -334,6 +341,13 @@ struct Head {
     fields_at: usize,
 }
 
+/// A node's children: the one of most combiners, or the many of a struct.
+#[derive(Default)]
+struct Kids {
+    one: Option<Node>,
+    many: Vec<Node>,
+}
+
 /// How many child nodes follow a node's fields.
 fn children(c: Combiner, fields: &[i64]) -> usize {
     match c {
@@ -346,10 +360,11 @@ fn children(c: Combiner, fields: &[i64]) -> usize {
 
 /// Builds the node from its parts, the inverse of `write::int_fields`.
 #[inline(never)]
-fn assemble(head: Head, f: Vec<i64>, kids: Vec<Node>) -> Result<Node> {
+fn assemble(head: Head, f: Vec<i64>, kids: Kids) -> Result<Node> {
     let c = head.combiner;
-    let mut kids = kids.into_iter();
-    let mut old = || Box::new(kids.next().expect("children() counted this child"));
+    let mut one = kids.one;
+    let mut kids = kids.many.into_iter();
+    let mut old = || Box::new(one.take().or_else(|| kids.next()).expect("children() counted this child"));
     let arr = |from: usize, n: usize| f[from..from + n].to_vec();
     let kind = match c {
         Combiner::Named => unreachable!("read by head"),
@@ -449,10 +464,12 @@ fn assemble(head: Head, f: Vec<i64>, kids: Vec<Node>) -> Result<Node> {
             extent: f[1],
             old: old(),
         },
-        Combiner::ValueIndex => Kind::ValueIndex {
-            value: old(),
-            index: old(),
-        },
+        Combiner::ValueIndex => {
+            let (value, index) = (*old(), *old());
+            Kind::ValueIndex {
+                pair: Box::new([value, index]),
+            }
+        }
     };
     // One encoding per tree: WIDE exactly when a field needs 64 bits.
     let needs_wide = f.iter().any(|&v| i32::try_from(v).is_err());

@@ -169,5 +169,5 @@ fn node_size(n: &Node) -> usize {
     let fields = int_fields(n);
     let wide = fields.iter().any(|&v| i32::try_from(v).is_err());
     size += fields.len() * if wide { 8 } else { 4 };
-    size + n.children().iter().map(|c| node_size(c)).sum::<usize>()
+    size + n.children().iter().map(node_size).sum::<usize>()
 }
