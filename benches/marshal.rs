@@ -14,7 +14,7 @@
 //! `cargo bench --bench marshal [-- --quick]`
 
 use mpi_sys as ffi;
-use mpix_marshal::codes::{Combiner, Predefined, PREDEFINED};
+use mpix_marshal::codes::{Combiner, Predefined};
 use mpix_marshal::mpi::{self, Contents, Datatype, Local, MPI_Aint};
 use mpix_marshal::tree::{Kind, Node};
 use mpix_marshal::{marshal_into, marshal_size, type_tree, unmarshal, Representation};
@@ -26,163 +26,14 @@ const EXT: Representation = Representation::External;
 const GOAL: f64 = 1.5;
 
 // ---------------------------------------------------------------------------
-// Type constructors (copied from tests/common, which a bench cannot import).
+// Types: the constructors and corpus helpers the tests use.
 
-fn ok(rc: c_int, what: &str) {
-    assert_eq!(rc, 0, "{what} failed: {}", mpi::error_string(rc));
-}
-
-fn try_named(name: &str) -> Option<Datatype> {
-    let code = PREDEFINED.iter().find(|e| e.1 == name)?.0;
-    mpi::local().datatype(Predefined(code))
-}
-
-fn named(name: &str) -> Datatype {
-    try_named(name).unwrap_or_else(|| panic!("{name} is not defined by this MPI"))
-}
-
-fn null() -> Datatype {
-    mpi::local().datatype_null()
-}
-
-fn contiguous(n: i32, t: Datatype) -> Datatype {
-    let mut o = null();
-    ok(
-        unsafe { ffi::MPI_Type_contiguous(n, t, &mut o) },
-        "contiguous",
-    );
-    o
-}
-
-fn vector(n: i32, b: i32, s: i32, t: Datatype) -> Datatype {
-    let mut o = null();
-    ok(
-        unsafe { ffi::MPI_Type_vector(n, b, s, t, &mut o) },
-        "vector",
-    );
-    o
-}
-
-fn indexed(b: &[i32], d: &[i32], t: Datatype) -> Datatype {
-    let mut o = null();
-    ok(
-        unsafe { ffi::MPI_Type_indexed(b.len() as c_int, b.as_ptr(), d.as_ptr(), t, &mut o) },
-        "indexed",
-    );
-    o
-}
-
-fn structure(b: &[i32], d: &[MPI_Aint], t: &[Datatype]) -> Datatype {
-    let mut o = null();
-    ok(
-        unsafe {
-            ffi::MPI_Type_create_struct(
-                b.len() as c_int,
-                b.as_ptr(),
-                d.as_ptr(),
-                t.as_ptr(),
-                &mut o,
-            )
-        },
-        "struct",
-    );
-    o
-}
-
-fn resized(t: Datatype, lb: MPI_Aint, extent: MPI_Aint) -> Datatype {
-    let mut o = null();
-    ok(
-        unsafe { ffi::MPI_Type_create_resized(t, lb, extent, &mut o) },
-        "resized",
-    );
-    o
-}
-
-/// Frees a derived type the bench made.
-fn release(t: Datatype) {
-    mpi::free(t).unwrap();
-}
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::{hdf5_complex, indexed_100k, named, null, ok, paper_indexed, release, struct_1000};
 
 fn is_predefined(t: Datatype) -> bool {
     type_tree(t).unwrap().is_predefined()
-}
-
-/// The paper's indexed type: three regions of a byte array.
-fn paper_indexed() -> Datatype {
-    indexed(&[4, 8, 2], &[0, 16, 40], named("MPI_BYTE"))
-}
-
-/// The HDF5-derived type of REFERENCE.md: with MPI_LB/MPI_UB markers when
-/// `markers` (only where the MPI has them), or its portable resized form.
-fn hdf5_complex(markers: bool) -> Datatype {
-    let byte = named("MPI_BYTE");
-    let wrap = |x: Datatype, d: MPI_Aint, u: MPI_Aint| -> Datatype {
-        if markers {
-            let r = structure(
-                &[1, 1, 1],
-                &[0, d, u],
-                &[named("MPI_LB"), x, named("MPI_UB")],
-            );
-            release(x);
-            r
-        } else if d == 0 {
-            let r = resized(x, 0, u);
-            release(x);
-            r
-        } else {
-            let s = structure(&[1], &[d], &[x]);
-            release(x);
-            let r = resized(s, 0, u);
-            release(s);
-            r
-        }
-    };
-    let vec = |n: i32, x: Datatype| {
-        let v = vector(1, n, 1, x);
-        release(x);
-        v
-    };
-    let make = |d1: MPI_Aint| {
-        let ctg = contiguous(4, byte);
-        let vect = vec(5, ctg);
-        let s1 = wrap(vect, d1, 40);
-        let v2 = vec(5, s1);
-        let s2 = wrap(v2, 2000, 400);
-        let v3 = vec(5, s2);
-        let s3 = wrap(v3, 0, 4000);
-        let v4 = vec(5, s3);
-        let s4 = wrap(v4, 0, 40000);
-        let v5 = vec(1, s4);
-        wrap(v5, 160000, 200000)
-    };
-    let a = make(0);
-    let b = make(20);
-    let top = structure(&[1, 1], &[0, 0], &[a, b]);
-    release(a);
-    release(b);
-    top
-}
-
-fn struct_1000() -> Datatype {
-    let n = 1000;
-    let b: Vec<i32> = (0..n).map(|i| (i % 3) + 1).collect();
-    let d: Vec<MPI_Aint> = (0..n).map(|i| (i as MPI_Aint) * 40 - 2000).collect();
-    let pool = [
-        named("MPI_INT"),
-        named("MPI_DOUBLE"),
-        named("MPI_CHAR"),
-        named("MPI_FLOAT"),
-        named("MPI_SHORT"),
-    ];
-    let t: Vec<Datatype> = (0..n).map(|i| pool[i as usize % pool.len()]).collect();
-    structure(&b, &d, &t)
-}
-
-fn indexed_100k() -> Datatype {
-    let n = 100_000;
-    let b: Vec<i32> = (0..n).map(|i| i % 4).collect();
-    let d: Vec<i32> = (0..n).map(|i| i * 5).collect();
-    indexed(&b, &d, named("MPI_BYTE"))
 }
 
 // ---------------------------------------------------------------------------

@@ -5,6 +5,7 @@ use crate::encode::encode;
 use crate::error::{Error, Result};
 use crate::external;
 use crate::mpi::{self, Datatype};
+use crate::scratch::with_buffer;
 use crate::tree::Node;
 
 /// How a datatype is represented as bytes (the paper's `typerep`).
@@ -77,13 +78,7 @@ thread_local! {
 /// When `out` is too small nothing is written and the error says how many
 /// bytes are needed.
 pub fn marshal_into(rep: Representation, datatype: Datatype, out: &mut [u8]) -> Result<usize> {
-    STAGING.with(|cell| {
-        let mut fresh = Vec::new();
-        let mut guard = cell.try_borrow_mut();
-        let staging = match guard.as_deref_mut() {
-            Ok(s) => s,
-            Err(_) => &mut fresh,
-        };
+    with_buffer(&STAGING, |staging| {
         staging.clear();
         marshal_append(rep, datatype, staging)?;
         let n = staging.len();
@@ -104,13 +99,7 @@ pub fn marshal_into(rep: Representation, datatype: Datatype, out: &mut [u8]) -> 
 /// An upper bound of the bytes `marshal` produces for `datatype` (for the
 /// external representation, the exact number).
 pub fn marshal_size(rep: Representation, datatype: Datatype) -> Result<usize> {
-    STAGING.with(|cell| {
-        let mut fresh = Vec::new();
-        let mut guard = cell.try_borrow_mut();
-        let staging = match guard.as_deref_mut() {
-            Ok(s) => s,
-            Err(_) => &mut fresh,
-        };
+    with_buffer(&STAGING, |staging| {
         staging.clear();
         marshal_append(rep, datatype, staging)?;
         Ok(staging.len())

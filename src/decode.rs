@@ -11,21 +11,14 @@ use crate::codes::{Combiner, Distribution, Order, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
 use crate::external::{FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
+use crate::scratch::with_buffer;
 use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
 use std::os::raw::c_int;
 
 /// Appends the external stream of `datatype` to `out`. On error `out` may
 /// hold a partial stream; the handle itself is never freed.
 pub fn decode(datatype: Datatype, out: &mut Vec<u8>) -> Result<()> {
-    SCRATCH.with(|cell| {
-        // A re-entrant call (from another thread's callback, say) gets a
-        // fresh scratch instead of the busy one.
-        let mut fresh = Scratch::default();
-        let mut guard = cell.try_borrow_mut();
-        let scratch = match guard.as_deref_mut() {
-            Ok(s) => s,
-            Err(_) => &mut fresh,
-        };
+    with_buffer(&SCRATCH, |scratch| {
         out.extend_from_slice(&MAGIC.to_be_bytes());
         out.extend_from_slice(&(VERSION << 16).to_be_bytes());
         let mut d = Decoder {

@@ -216,9 +216,11 @@ impl Builder {
     }
 
     fn build_derived(&mut self, node: &Node, base: usize) -> Result<Built> {
-        let rewrite_markers = matches!(node.kind, Kind::Struct { .. }) && self.local.datatype(Predefined::LB).is_none();
+        let rewrite_markers = matches!(node.kind, Kind::Struct { .. })
+            && self.local.datatype(Predefined::LB).is_none();
         for child in node.children() {
-            let built = if rewrite_markers && matches!(child.kind, Kind::Named(p) if p.is_marker()) {
+            let built = if rewrite_markers && matches!(child.kind, Kind::Named(p) if p.is_marker())
+            {
                 Built {
                     handle: self.local.datatype_null(),
                     derived: false,

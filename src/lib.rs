@@ -20,6 +20,7 @@ pub mod encode;
 pub mod error;
 pub mod external;
 pub mod mpi;
+mod scratch;
 pub mod tree;
 
 pub use api::{marshal, marshal_into, marshal_size, type_tree, unmarshal, Representation};

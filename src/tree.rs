@@ -149,7 +149,10 @@ impl Node {
     /// The child nodes, in stream order.
     pub fn children(&self) -> &[Node] {
         match &self.kind {
-            Kind::Named(_) | Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => &[],
+            Kind::Named(_)
+            | Kind::F90Real { .. }
+            | Kind::F90Complex { .. }
+            | Kind::F90Integer { .. } => &[],
             Kind::Dup(old)
             | Kind::Contiguous { old, .. }
             | Kind::Vector { old, .. }
@@ -264,7 +267,12 @@ impl Failure {
 /// deep tree costs one small stack frame.
 #[inline(never)]
 fn check_node(node: &Node) -> Result<()> {
-    let fail = |what: String| Err(Error::invalid(format!("{}: {what}", node.combiner().mpi_name())));
+    let fail = |what: String| {
+        Err(Error::invalid(format!(
+            "{}: {what}",
+            node.combiner().mpi_name()
+        )))
+    };
     if let Some(name) = &node.name {
         if node.is_predefined() {
             return fail("a predefined type carries no name".into());

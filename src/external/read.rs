@@ -364,7 +364,13 @@ fn assemble(head: Head, f: Vec<i64>, kids: Kids) -> Result<Node> {
     let c = head.combiner;
     let mut one = kids.one;
     let mut kids = kids.many.into_iter();
-    let mut old = || Box::new(one.take().or_else(|| kids.next()).expect("children() counted this child"));
+    let mut old = || {
+        Box::new(
+            one.take()
+                .or_else(|| kids.next())
+                .expect("children() counted this child"),
+        )
+    };
     let arr = |from: usize, n: usize| f[from..from + n].to_vec();
     let kind = match c {
         Combiner::Named => unreachable!("read by head"),

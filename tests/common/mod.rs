@@ -277,6 +277,31 @@ pub fn paper_indexed() -> Datatype {
     indexed(&[4, 8, 2], &[0, 16, 40], named("MPI_BYTE"))
 }
 
+/// A struct of 1000 members of five basic types.
+pub fn struct_1000() -> Datatype {
+    let n = 1000;
+    let b: Vec<i32> = (0..n).map(|i| (i % 3) + 1).collect();
+    let d: Vec<MPI_Aint> = (0..n).map(|i| (i as MPI_Aint) * 40 - 2000).collect();
+    let pool = [
+        "MPI_INT",
+        "MPI_DOUBLE",
+        "MPI_CHAR",
+        "MPI_FLOAT",
+        "MPI_SHORT",
+    ]
+    .map(named);
+    let t: Vec<Datatype> = (0..n).map(|i| pool[i as usize % pool.len()]).collect();
+    structure(&b, &d, &t)
+}
+
+/// An indexed type of 100,000 blocks of bytes, a quarter of them empty.
+pub fn indexed_100k() -> Datatype {
+    let n = 100_000;
+    let b: Vec<i32> = (0..n).map(|i| i % 4).collect();
+    let d: Vec<i32> = (0..n).map(|i| i * 5).collect();
+    indexed(&b, &d, named("MPI_BYTE"))
+}
+
 pub struct Case {
     pub name: String,
     pub datatype: Datatype,
@@ -351,20 +376,8 @@ pub fn corpus() -> Vec<Case> {
         "struct with zero blocks",
         structure(&[0, 1, 0], &[-8, 4, 100], &[dbl, int, chr]),
     ));
-    {
-        let n = 1000;
-        let b: Vec<i32> = (0..n).map(|i| (i % 3) + 1).collect();
-        let d: Vec<MPI_Aint> = (0..n).map(|i| (i as MPI_Aint) * 40 - 2000).collect();
-        let pool = [int, dbl, chr, named("MPI_FLOAT"), named("MPI_SHORT")];
-        let t: Vec<Datatype> = (0..n).map(|i| pool[i as usize % pool.len()]).collect();
-        v.push(case("struct with 1000 members", structure(&b, &d, &t)));
-    }
-    {
-        let n = 100_000;
-        let b: Vec<i32> = (0..n).map(|i| i % 4).collect();
-        let d: Vec<i32> = (0..n).map(|i| i * 5).collect();
-        v.push(case("indexed with 100000 blocks", indexed(&b, &d, byte)));
-    }
+    v.push(case("struct with 1000 members", struct_1000()));
+    v.push(case("indexed with 100000 blocks", indexed_100k()));
     v.push(case(
         "subarray C 3d",
         subarray(&[10, 12, 7], &[3, 4, 5], &[2, 8, 1], false, dbl),
