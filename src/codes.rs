@@ -176,17 +176,27 @@ pub const PREDEFINED: &[(u16, &str)] = &[
     (0x392, "MPI_CXX_COMPLEX"),
 ];
 
+/// `KNOWN[code]`: whether `code` is in PREDEFINED (a table, since the
+/// reader asks once per leaf).
+static KNOWN: [bool; 0x400] = {
+    let mut known = [false; 0x400];
+    let mut i = 0;
+    while i < PREDEFINED.len() {
+        known[PREDEFINED[i].0 as usize] = true;
+        i += 1;
+    }
+    known
+};
+
 impl Predefined {
     pub const LB: Predefined = Predefined(0x380);
     pub const UB: Predefined = Predefined(0x381);
 
     /// The code, if the format knows it.
+    #[inline]
     pub fn from_code(code: u32) -> Option<Predefined> {
-        let code = u16::try_from(code).ok()?;
-        PREDEFINED
-            .binary_search_by_key(&code, |e| e.0)
-            .ok()
-            .map(|_| Predefined(code))
+        let known = KNOWN.get(code as usize).copied().unwrap_or(false);
+        known.then_some(Predefined(code as u16))
     }
 
     /// The MPI name ("MPI_INT").

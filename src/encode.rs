@@ -8,6 +8,7 @@
 use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
 use crate::mpi::{self, check, shim, Datatype, Local, MPI_Aint, MPI_Count};
+use crate::scratch::with_buffer;
 use crate::tree::{self, Failure, Kind, Node};
 use mpi_sys as ffi;
 use std::os::raw::c_int;
@@ -18,13 +19,10 @@ pub fn encode(tree: &Node) -> Result<Datatype> {
     tree::validate(tree)?;
     let local = mpi::local();
     check_local(tree, local).map_err(Failure::into_error)?;
-    let mut builder = Builder {
-        local,
-        kids: Vec::new(),
-        derived: Vec::new(),
-        conv: Conv::default(),
-    };
-    Ok(builder.build(tree)?.handle)
+    with_buffer(&BUFFERS, |buffers| {
+        let mut builder = Builder { local, buffers };
+        Ok(builder.build(tree)?.handle)
+    })
 }
 
 /// A handle the builder made, and whether it is the builder's to free.
@@ -140,14 +138,24 @@ fn fits_classic(node: &Node) -> bool {
     }
 }
 
-struct Builder {
+struct Builder<'a> {
     local: &'static Local,
+    buffers: &'a mut Buffers,
+}
+
+/// The builder's working memory, kept per thread across calls.
+#[derive(Default)]
+struct Buffers {
     /// Handles of the children built so far for the nodes under
     /// construction, innermost node last (a stack shared by all levels).
     kids: Vec<Datatype>,
     /// Whether each of `kids` is the builder's to free.
     derived: Vec<bool>,
     conv: Conv,
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<Buffers> = std::cell::RefCell::new(Buffers::default());
 }
 
 /// Buffers for converting 64-bit arguments to the C types of classic
@@ -185,7 +193,7 @@ impl Conv {
     }
 }
 
-impl Builder {
+impl Builder<'_> {
     fn build(&mut self, node: &Node) -> Result<Built> {
         if let Kind::Named(p) = &node.kind {
             let handle = self.local.datatype(*p).ok_or_else(|| {
@@ -202,16 +210,16 @@ impl Builder {
                 derived: false,
             });
         }
-        let base = self.kids.len();
+        let base = self.buffers.kids.len();
         let result = self.build_derived(node, base);
         // This node's children are released on success and error alike.
-        for i in base..self.kids.len() {
-            if self.derived[i] {
-                let _ = mpi::free(self.kids[i]);
+        for i in base..self.buffers.kids.len() {
+            if self.buffers.derived[i] {
+                let _ = mpi::free(self.buffers.kids[i]);
             }
         }
-        self.kids.truncate(base);
-        self.derived.truncate(base);
+        self.buffers.kids.truncate(base);
+        self.buffers.derived.truncate(base);
         result
     }
 
@@ -228,12 +236,12 @@ impl Builder {
             } else {
                 self.build(child)?
             };
-            self.kids.push(built.handle);
-            self.derived.push(built.derived);
+            self.buffers.kids.push(built.handle);
+            self.buffers.derived.push(built.derived);
         }
-        let kids = std::mem::take(&mut self.kids);
+        let kids = std::mem::take(&mut self.buffers.kids);
         let handle = self.construct(node, &kids[base..]);
-        self.kids = kids;
+        self.buffers.kids = kids;
         let built = Built {
             handle: handle?,
             derived: true,
@@ -366,8 +374,8 @@ impl Builder {
                     } else {
                         ffi::MPI_Type_indexed(
                             n as c_int,
-                            self.conv.i1(blocklengths),
-                            self.conv.i2(displacements),
+                            self.buffers.conv.i1(blocklengths),
+                            self.buffers.conv.i2(displacements),
                             kids[0],
                             o,
                         )
@@ -391,16 +399,16 @@ impl Builder {
                     } else if *legacy && self.local.has_mpi1() {
                         shim::mpixm_type_hindexed(
                             n as c_int,
-                            self.conv.i1(blocklengths),
-                            self.conv.a1(displacements),
+                            self.buffers.conv.i1(blocklengths),
+                            self.buffers.conv.a1(displacements),
                             kids[0],
                             o,
                         )
                     } else {
                         ffi::MPI_Type_create_hindexed(
                             n as c_int,
-                            self.conv.i1(blocklengths),
-                            self.conv.a1(displacements),
+                            self.buffers.conv.i1(blocklengths),
+                            self.buffers.conv.a1(displacements),
                             kids[0],
                             o,
                         )
@@ -424,7 +432,7 @@ impl Builder {
                         ffi::MPI_Type_create_indexed_block(
                             n as c_int,
                             *blocklength as c_int,
-                            self.conv.i2(displacements),
+                            self.buffers.conv.i2(displacements),
                             kids[0],
                             o,
                         )
@@ -448,7 +456,7 @@ impl Builder {
                         ffi::MPI_Type_create_hindexed_block(
                             n as c_int,
                             *blocklength as c_int,
-                            self.conv.a1(displacements),
+                            self.buffers.conv.a1(displacements),
                             kids[0],
                             o,
                         )
@@ -484,16 +492,16 @@ impl Builder {
                         let mut k = kids.to_vec();
                         shim::mpixm_type_struct(
                             n as c_int,
-                            self.conv.i1(blocklengths),
-                            self.conv.a1(displacements),
+                            self.buffers.conv.i1(blocklengths),
+                            self.buffers.conv.a1(displacements),
                             k.as_mut_ptr(),
                             o,
                         )
                     } else {
                         ffi::MPI_Type_create_struct(
                             n as c_int,
-                            self.conv.i1(blocklengths),
-                            self.conv.a1(displacements),
+                            self.buffers.conv.i1(blocklengths),
+                            self.buffers.conv.a1(displacements),
                             kids.as_ptr(),
                             o,
                         )
@@ -521,9 +529,9 @@ impl Builder {
                     } else {
                         ffi::MPI_Type_create_subarray(
                             n,
-                            self.conv.i1(sizes),
-                            self.conv.i2(subsizes),
-                            self.conv.i3(starts),
+                            self.buffers.conv.i1(sizes),
+                            self.buffers.conv.i2(subsizes),
+                            self.buffers.conv.i3(starts),
                             order,
                             kids[0],
                             o,
@@ -560,7 +568,7 @@ impl Builder {
                             }
                         })
                         .collect();
-                    let psizes = self.conv.i3(psizes);
+                    let psizes = self.buffers.conv.i3(psizes);
                     let order = self.order(*order);
                     if large {
                         shim::mpixm_type_create_darray_c(
@@ -580,7 +588,7 @@ impl Builder {
                             *size as c_int,
                             *rank as c_int,
                             n,
-                            self.conv.i1(gsizes),
+                            self.buffers.conv.i1(gsizes),
                             distribs.as_ptr(),
                             dargs.as_ptr(),
                             psizes,
