@@ -10,6 +10,7 @@ fn corpus_round_trips_through_external() {
     init();
     let corpus = corpus();
     assert!(corpus.len() >= 40, "the corpus has {} types", corpus.len());
+    println!("round-tripping {} corpus types", corpus.len());
     for c in &corpus {
         let bytes = marshal(Representation::External, c.datatype)
             .unwrap_or_else(|e| panic!("{}: marshal: {e}", c.name));
