@@ -168,15 +168,6 @@ impl Node {
             Kind::ValueIndex { pair } => pair.as_slice(),
         }
     }
-
-    /// Number of nodes in the tree.
-    pub fn node_count(&self) -> usize {
-        1 + self
-            .children()
-            .iter()
-            .map(|c| c.node_count())
-            .sum::<usize>()
-    }
 }
 
 impl Kind {

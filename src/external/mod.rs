@@ -7,7 +7,7 @@ mod read;
 mod write;
 
 pub use read::read;
-pub use write::{size, write};
+pub use write::write;
 
 /// "MXDT": the first word of every external stream.
 pub const MAGIC: u32 = 0x4d58_4454;

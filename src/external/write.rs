@@ -6,15 +6,9 @@ use xdr_codec::Pack;
 
 /// Appends the external stream of `tree` to `out`.
 pub fn write(tree: &Node, out: &mut Vec<u8>) {
-    out.reserve(size(tree));
     put_u32(out, MAGIC);
     put_u32(out, VERSION << 16);
     node(tree, out);
-}
-
-/// The exact length `write` produces.
-pub fn size(tree: &Node) -> usize {
-    super::HEADER_LEN + node_size(tree)
 }
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {
@@ -156,18 +150,4 @@ pub(crate) fn int_fields(n: &Node) -> Vec<i64> {
         }
         Kind::Resized { lb, extent, .. } => vec![*lb, *extent],
     }
-}
-
-fn node_size(n: &Node) -> usize {
-    let mut size = 4;
-    if let Kind::Named(_) = n.kind {
-        return size + 4;
-    }
-    if let Some(name) = &n.name {
-        size += 4 + name.len().div_ceil(4) * 4;
-    }
-    let fields = int_fields(n);
-    let wide = fields.iter().any(|&v| i32::try_from(v).is_err());
-    size += fields.len() * if wide { 8 } else { 4 };
-    size + n.children().iter().map(node_size).sum::<usize>()
 }

@@ -183,17 +183,6 @@ impl Local {
     pub fn max_name_len(&self) -> usize {
         (self.constants.max_object_name.max(1) - 1) as usize
     }
-
-    /// Every predefined type this MPI defines: (portable code, handle).
-    pub fn all_predefined(&self) -> Vec<(Predefined, Datatype)> {
-        crate::codes::PREDEFINED
-            .iter()
-            .filter_map(|&(code, _)| {
-                let p = Predefined(code);
-                self.datatype(p).map(|t| (p, t))
-            })
-            .collect()
-    }
 }
 
 /// MPI's message for an error code.

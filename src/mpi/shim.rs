@@ -1,6 +1,6 @@
 //! Declarations of the C shim in `src/shim/shim.c`.
 
-use mpi_sys::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype};
+use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype};
 use std::os::raw::{c_char, c_int};
 
 /// What a shim wrapper returns when the local MPI lacks the call.
@@ -57,7 +57,6 @@ extern "C" {
     pub fn mpixm_predefined_table(n: *mut c_int) -> *const PredefinedEntry;
     pub fn mpixm_datatype_null() -> MPI_Datatype;
     pub fn mpixm_get_constants(c: *mut Constants);
-    pub fn mpixm_comm_self() -> MPI_Comm;
 
     pub fn mpixm_get_envelope(
         t: MPI_Datatype,

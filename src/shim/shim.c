@@ -362,8 +362,6 @@ void mpixm_get_constants(mpixm_constants *c)
     c->subversion = MPI_SUBVERSION;
 }
 
-MPI_Comm mpixm_comm_self(void) { return MPI_COMM_SELF; }
-MPI_Comm mpixm_comm_world(void) { return MPI_COMM_WORLD; }
 
 /* ---- introspection ------------------------------------------------------ */
 
