@@ -11,7 +11,7 @@
 //!   into ready C arguments, then each timed call walks it calling the MPI
 //!   constructors and freeing the intermediates and the result.
 //!
-//! `cargo bench --bench marshal [-- --quick]`
+//! `cargo bench --bench marshal [-- --quick] [--only TEXT]`
 
 use mpi_sys as ffi;
 use mpix_marshal::codes::{Combiner, Predefined};
@@ -478,7 +478,13 @@ fn library_version() -> String {
 }
 
 fn main() {
-    let quick = std::env::args().skip(1).any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only TEXT` keeps the types whose name contains TEXT (for profiling).
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1).cloned());
     let timer = Timer {
         target: if quick {
             Duration::from_millis(30)
@@ -528,6 +534,9 @@ fn main() {
     types.push(("struct of 1000", struct_1000(), None));
     types.push(("indexed 100k blocks", indexed_100k(), None));
 
+    if let Some(only) = &only {
+        types.retain(|(name, _, _)| name.contains(only.as_str()));
+    }
     let rows: Vec<Row> = types
         .iter()
         .map(|&(name, t, paper)| bench(&timer, name, t, paper))

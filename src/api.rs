@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::external;
 use crate::mpi::{self, Datatype};
 use crate::scratch::with_buffer;
+use crate::sink::Sink;
 use crate::tree::Node;
 
 /// How a datatype is represented as bytes (the paper's `typerep`).
@@ -52,46 +53,46 @@ fn ready(rep: Representation) -> Result<()> {
     rep.require_available()
 }
 
-/// Appends the stream of `datatype` to `out`.
-fn marshal_append(rep: Representation, datatype: Datatype, out: &mut Vec<u8>) -> Result<()> {
+/// Writes the stream of `datatype` into this thread's sink and runs `f`
+/// on the bytes.
+fn marshal_with<R>(
+    rep: Representation,
+    datatype: Datatype,
+    f: impl FnOnce(&[u8]) -> Result<R>,
+) -> Result<R> {
     ready(rep)?;
     if datatype == mpi::local().datatype_null() {
         return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
     }
-    decode(datatype, out)
+    with_buffer(&SINK, |sink| {
+        sink.clear();
+        let result = decode(datatype, sink).and_then(|()| f(sink.bytes()));
+        sink.trim();
+        result
+    })
+}
+
+thread_local! {
+    /// Where a stream is built before it is copied out, so the caller's
+    /// buffer is written only on success; reused across calls.
+    static SINK: std::cell::RefCell<Sink> = std::cell::RefCell::new(Sink::default());
 }
 
 /// Marshals `datatype` into a new buffer.
 pub fn marshal(rep: Representation, datatype: Datatype) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    marshal_append(rep, datatype, &mut out)?;
-    Ok(out)
-}
-
-thread_local! {
-    /// Where `marshal_into` builds a stream before copying it out, so the
-    /// caller's buffer is written only on success; reused across calls.
-    static STAGING: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    marshal_with(rep, datatype, |bytes| Ok(bytes.to_vec()))
 }
 
 /// Marshals `datatype` into `out`, returning the number of bytes written.
 /// When `out` is too small nothing is written and the error says how many
 /// bytes are needed.
 pub fn marshal_into(rep: Representation, datatype: Datatype, out: &mut [u8]) -> Result<usize> {
-    with_buffer(&STAGING, |staging| {
-        staging.clear();
-        marshal_append(rep, datatype, staging)?;
-        let n = staging.len();
-        if n > out.len() {
-            return Err(Error::BufferTooSmall {
-                needed: n,
-                given: out.len(),
-            });
-        }
-        out[..n].copy_from_slice(staging);
-        if staging.capacity() > 1 << 20 {
-            *staging = Vec::new(); // do not keep a huge buffer per thread
-        }
+    marshal_with(rep, datatype, |bytes| {
+        let (n, given) = (bytes.len(), out.len());
+        let dst = out
+            .get_mut(..n)
+            .ok_or(Error::BufferTooSmall { needed: n, given })?;
+        dst.copy_from_slice(bytes);
         Ok(n)
     })
 }
@@ -99,11 +100,7 @@ pub fn marshal_into(rep: Representation, datatype: Datatype, out: &mut [u8]) -> 
 /// An upper bound of the bytes `marshal` produces for `datatype` (for the
 /// external representation, the exact number).
 pub fn marshal_size(rep: Representation, datatype: Datatype) -> Result<usize> {
-    with_buffer(&STAGING, |staging| {
-        staging.clear();
-        marshal_append(rep, datatype, staging)?;
-        Ok(staging.len())
-    })
+    marshal_with(rep, datatype, |bytes| Ok(bytes.len()))
 }
 
 /// Rebuilds a datatype from marshalled bytes. A predefined type comes back

@@ -12,15 +12,16 @@ use crate::error::{Error, Result};
 use crate::external::{FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
+use crate::sink::Sink;
 use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
 use std::os::raw::c_int;
 
 /// Appends the external stream of `datatype` to `out`. On error `out` may
 /// hold a partial stream; the handle itself is never freed.
-pub fn decode(datatype: Datatype, out: &mut Vec<u8>) -> Result<()> {
+pub fn decode(datatype: Datatype, out: &mut Sink) -> Result<()> {
     with_buffer(&SCRATCH, |scratch| {
-        out.extend_from_slice(&MAGIC.to_be_bytes());
-        out.extend_from_slice(&(VERSION << 16).to_be_bytes());
+        out.put_u32(MAGIC);
+        out.put_u32(VERSION << 16);
         let mut d = Decoder {
             local: mpi::local(),
             scratch,
@@ -36,8 +37,70 @@ pub fn decode(datatype: Datatype, out: &mut Vec<u8>) -> Result<()> {
 struct Scratch {
     /// get_contents buffers, one per depth.
     pool: Vec<Contents>,
-    /// The current node's integer fields, in stream order.
-    fields: Vec<i64>,
+    /// The current node's integer fields, in stream order, as runs of
+    /// get_contents' arrays (converted only when written).
+    segs: Vec<Seg>,
+}
+
+/// A run of a node's fields: one computed value, or `(start, len)` of
+/// get_contents' ints, addrs or counts.
+#[derive(Clone, Copy)]
+enum Seg {
+    One(i64),
+    Ints(usize, usize),
+    Addrs(usize, usize),
+    Counts(usize, usize),
+}
+
+impl Seg {
+    fn len(&self) -> usize {
+        match *self {
+            Seg::One(_) => 1,
+            Seg::Ints(_, n) | Seg::Addrs(_, n) | Seg::Counts(_, n) => n,
+        }
+    }
+}
+
+/// Whether any value needs more than 32 bits. Written as a fold, not
+/// `any`, so that the compiler vectorises it.
+fn beyond_i32<T: Copy + Into<i64>>(v: &[T]) -> bool {
+    v.iter().fold(false, |acc, &x| {
+        let x: i64 = x.into();
+        acc | (x as i32 as i64 != x)
+    })
+}
+
+/// Writes `src` as big-endian XDR ints, or hypers when `wide`; `dst` has
+/// exactly the room. The narrow form is only used when every value fits.
+fn put_values<T: Copy + Into<i64>>(dst: &mut [u8], src: &[T], wide: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if src.len() >= 64 && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        unsafe { put_values_avx2(dst, src, wide) };
+        return;
+    }
+    put_values_plain(dst, src, wide)
+}
+
+/// `put_values` compiled for AVX2, where the byte swaps vectorise; long
+/// arrays (an indexed type's displacements) spend most of a marshal here.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn put_values_avx2<T: Copy + Into<i64>>(dst: &mut [u8], src: &[T], wide: bool) {
+    put_values_plain(dst, src, wide)
+}
+
+#[inline(always)]
+fn put_values_plain<T: Copy + Into<i64>>(dst: &mut [u8], src: &[T], wide: bool) {
+    if wide {
+        for (d, &v) in dst.chunks_exact_mut(8).zip(src) {
+            d.copy_from_slice(&v.into().to_be_bytes());
+        }
+    } else {
+        for (d, &v) in dst.chunks_exact_mut(4).zip(src) {
+            d.copy_from_slice(&(v.into() as i32).to_be_bytes());
+        }
+    }
 }
 
 thread_local! {
@@ -47,7 +110,7 @@ thread_local! {
 struct Decoder<'a> {
     local: &'static Local,
     scratch: &'a mut Scratch,
-    out: &'a mut Vec<u8>,
+    out: &'a mut Sink,
 }
 
 fn is_predefined(c: Combiner) -> bool {
@@ -128,11 +191,7 @@ impl Decoder<'_> {
             return Err(layout(combiner));
         }
         // The node word, the name, the fields.
-        let wide = self
-            .scratch
-            .fields
-            .iter()
-            .any(|&v| i32::try_from(v).is_err());
+        let wide = self.any_wide(c);
         let mut word = combiner.code();
         if wide {
             word |= FLAG_WIDE;
@@ -152,11 +211,11 @@ impl Decoder<'_> {
         self.put_u32(word);
         if name_len > 0 {
             self.put_u32(name_len as u32);
-            self.out.extend_from_slice(&name[..name_len]);
+            self.out.put(&name[..name_len]);
             let pad = name_len.div_ceil(4) * 4 - name_len;
-            self.out.extend_from_slice(&[0u8; 3][..pad]);
+            self.out.put(&[0u8; 3][..pad]);
         }
-        self.put_fields(wide);
+        self.put_fields(c, wide);
         for (i, &child) in c.types.iter().enumerate() {
             let derived = self.node(child, depth + 1)?;
             if derived {
@@ -200,62 +259,72 @@ impl Decoder<'_> {
     }
 
     fn put_u32(&mut self, v: u32) {
-        self.out.extend_from_slice(&v.to_be_bytes());
+        self.out.put_u32(v);
     }
 
-    /// Writes the scratch fields as XDR ints or hypers.
-    fn put_fields(&mut self, wide: bool) {
-        let fields = &self.scratch.fields;
+    /// Writes the node's fields as XDR ints (or hypers when `wide`),
+    /// converting straight from get_contents' arrays.
+    fn put_fields(&mut self, c: &Contents, wide: bool) {
         let unit = if wide { 8 } else { 4 };
-        let start = self.out.len();
-        self.out.resize(start + fields.len() * unit, 0);
-        let dst = &mut self.out[start..];
-        if wide {
-            for (d, &v) in dst.chunks_exact_mut(8).zip(fields) {
-                d.copy_from_slice(&v.to_be_bytes());
+        let total: usize = self.scratch.segs.iter().map(|s| s.len()).sum();
+        let mut dst = self.out.room(total * unit);
+        for seg in &self.scratch.segs {
+            let (head, rest) = std::mem::take(&mut dst).split_at_mut(seg.len() * unit);
+            match *seg {
+                Seg::One(v) => put_values(head, &[v], wide),
+                Seg::Ints(i, n) => put_values(head, &c.ints[i..i + n], wide),
+                Seg::Addrs(i, n) => put_values(head, &c.addrs[i..i + n], wide),
+                Seg::Counts(i, n) => put_values(head, &c.counts[i..i + n], wide),
             }
-        } else {
-            for (d, &v) in dst.chunks_exact_mut(4).zip(fields) {
-                d.copy_from_slice(&(v as i32).to_be_bytes());
-            }
+            dst = rest;
         }
     }
 
+    /// Whether any field needs 64 bits.
+    fn any_wide(&self, c: &Contents) -> bool {
+        self.scratch.segs.iter().any(|seg| match *seg {
+            Seg::One(v) => i32::try_from(v).is_err(),
+            Seg::Ints(..) => false,
+            Seg::Addrs(i, n) => beyond_i32(&c.addrs[i..i + n]),
+            Seg::Counts(i, n) => beyond_i32(&c.counts[i..i + n]),
+        })
+    }
+
     /// Puts the node's integer fields, in stream order (spec/external.md §6),
-    /// into the scratch; returns how many child types the combiner takes.
+    /// into the scratch as segments; returns how many child types the combiner takes.
     fn fields(&mut self, combiner: Combiner, c: &Contents, large: bool) -> Result<usize> {
         let local: &'static Local = self.local;
         let l = &local.constants;
-        let f = &mut self.scratch.fields;
+        let f = &mut self.scratch.segs;
         f.clear();
         let mut a = Args::new(&c.ints, &c.addrs, &c.counts, large);
         let children = match combiner {
             Combiner::Named => unreachable!("written by the caller"),
             Combiner::F90Real | Combiner::F90Complex => {
-                f.push(undefined(a.int()?, l.undefined));
-                f.push(undefined(a.int()?, l.undefined));
+                f.push(Seg::One(undefined(a.int()?, l.undefined)));
+                f.push(Seg::One(undefined(a.int()?, l.undefined)));
                 0
             }
             Combiner::F90Integer => {
-                f.push(undefined(a.int()?, l.undefined));
+                f.push(Seg::One(undefined(a.int()?, l.undefined)));
                 0
             }
             Combiner::Dup => 1,
             Combiner::Contiguous => {
-                f.push(a.cnt()?);
+                f.push(Seg::One(a.cnt()?));
                 1
             }
             Combiner::Vector => {
-                f.extend([a.cnt()?, a.cnt()?, a.cnt()?]);
+                f.extend([Seg::One(a.cnt()?), Seg::One(a.cnt()?), Seg::One(a.cnt()?)]);
                 1
             }
             Combiner::Hvector | Combiner::HvectorInteger => {
-                f.extend([a.cnt()?, a.cnt()?, a.addr()?]);
+                f.extend([Seg::One(a.cnt()?), Seg::One(a.cnt()?), Seg::One(a.addr()?)]);
                 1
             }
             Combiner::Indexed => {
                 let n = a.len()?;
-                f.push(n as i64);
+                f.push(Seg::One(n as i64));
                 a.cnts(n, f)?;
                 a.cnts(n, f)?;
                 1
@@ -265,7 +334,7 @@ impl Decoder<'_> {
             | Combiner::Struct
             | Combiner::StructInteger => {
                 let n = a.len()?;
-                f.push(n as i64);
+                f.push(Seg::One(n as i64));
                 a.cnts(n, f)?;
                 a.addrs(n, f)?;
                 if matches!(combiner, Combiner::Struct | Combiner::StructInteger) {
@@ -276,50 +345,50 @@ impl Decoder<'_> {
             }
             Combiner::IndexedBlock => {
                 let n = a.len()?;
-                f.extend([n as i64, a.cnt()?]);
+                f.extend([Seg::One(n as i64), Seg::One(a.cnt()?)]);
                 a.cnts(n, f)?;
                 1
             }
             Combiner::HindexedBlock => {
                 let n = a.len()?;
-                f.extend([n as i64, a.cnt()?]);
+                f.extend([Seg::One(n as i64), Seg::One(a.cnt()?)]);
                 a.addrs(n, f)?;
                 1
             }
             Combiner::Subarray => {
                 let n = a.int_len()?;
-                f.push(n as i64);
+                f.push(Seg::One(n as i64));
                 a.cnts(3 * n, f)?;
                 let order = order(l, a.int()?)?;
-                f.push(order as i64);
+                f.push(Seg::One(order as i64));
                 1
             }
             Combiner::Darray => {
-                f.extend([a.int()?, a.int()?]);
+                f.extend([Seg::One(a.int()?), Seg::One(a.int()?)]);
                 let n = a.int_len()?;
-                f.push(n as i64);
+                f.push(Seg::One(n as i64));
                 a.cnts(n, f)?;
                 for _ in 0..n {
                     let d = distribution(l, a.int()?)?;
-                    f.push(d as i64);
+                    f.push(Seg::One(d as i64));
                 }
                 for _ in 0..n {
                     let d = a.int()?;
-                    f.push(if d == l.distribute_dflt_darg as i64 {
+                    f.push(Seg::One(if d == l.distribute_dflt_darg as i64 {
                         DFLT_DARG
                     } else {
                         d
-                    });
+                    }));
                 }
                 for _ in 0..n {
-                    f.push(a.int()?);
+                    f.push(Seg::One(a.int()?));
                 }
                 let order = order(l, a.int()?)?;
-                f.push(order as i64);
+                f.push(Seg::One(order as i64));
                 1
             }
             Combiner::Resized => {
-                f.extend([a.addr()?, a.addr()?]);
+                f.extend([Seg::One(a.addr()?), Seg::One(a.addr()?)]);
                 1
             }
             Combiner::ValueIndex => 2,
@@ -445,30 +514,28 @@ impl<'a> Args<'a> {
         usize::try_from(self.int()?).map_err(|_| Self::short())
     }
 
-    fn cnts(&mut self, n: usize, out: &mut Vec<i64>) -> Result<()> {
+    fn cnts(&mut self, n: usize, out: &mut Vec<Seg>) -> Result<()> {
         if self.large {
-            let s = self
-                .counts
+            self.counts
                 .get(self.c..self.c + n)
                 .ok_or_else(Self::short)?;
+            out.push(Seg::Counts(self.c, n));
             self.c += n;
-            out.extend_from_slice(s);
         } else {
-            let s = self.ints.get(self.i..self.i + n).ok_or_else(Self::short)?;
+            self.ints.get(self.i..self.i + n).ok_or_else(Self::short)?;
+            out.push(Seg::Ints(self.i, n));
             self.i += n;
-            out.extend(s.iter().map(|&v| v as i64));
         }
         Ok(())
     }
 
-    fn addrs(&mut self, n: usize, out: &mut Vec<i64>) -> Result<()> {
+    fn addrs(&mut self, n: usize, out: &mut Vec<Seg>) -> Result<()> {
         if self.large {
             self.cnts(n, out)
         } else {
-            let s = self.addrs.get(self.a..self.a + n).ok_or_else(Self::short)?;
+            self.addrs.get(self.a..self.a + n).ok_or_else(Self::short)?;
+            out.push(Seg::Addrs(self.a, n));
             self.a += n;
-            #[allow(clippy::unnecessary_cast)] // MPI_Aint is not i64 everywhere
-            out.extend(s.iter().map(|&v| v as i64));
             Ok(())
         }
     }

@@ -21,6 +21,7 @@ pub mod error;
 pub mod external;
 pub mod mpi;
 mod scratch;
+pub mod sink;
 pub mod tree;
 
 pub use api::{marshal, marshal_into, marshal_size, type_tree, unmarshal, Representation};

@@ -1,0 +1,52 @@
+//! Where a stream is written: a byte buffer that only grows, with a write
+//! position. Its bytes past the position are kept (zeroed once, when the
+//! buffer grew) so that writing a large array costs one pass over it, not a
+//! fill followed by a pass. Kept per thread and reused across calls.
+
+#[derive(Default)]
+pub struct Sink {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+/// A sink bigger than this is dropped after use rather than kept per thread.
+const KEEP_AT_MOST: usize = 1 << 20;
+
+impl Sink {
+    /// Starts a new stream.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// The stream written so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// Room for `n` more bytes, to be filled completely by the caller.
+    pub fn room(&mut self, n: usize) -> &mut [u8] {
+        let start = self.len;
+        let end = start + n;
+        if end > self.buf.len() {
+            let grown = end.max(2 * self.buf.len()).max(256);
+            self.buf.resize(grown, 0);
+        }
+        self.len = end;
+        &mut self.buf[start..end]
+    }
+
+    pub fn put(&mut self, bytes: &[u8]) {
+        self.room(bytes.len()).copy_from_slice(bytes);
+    }
+
+    pub fn put_u32(&mut self, v: u32) {
+        self.put(&v.to_be_bytes());
+    }
+
+    /// Releases an unusually large buffer once the caller is done with it.
+    pub fn trim(&mut self) {
+        if self.buf.len() > KEEP_AT_MOST {
+            *self = Sink::default();
+        }
+    }
+}
