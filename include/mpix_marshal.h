@@ -42,6 +42,30 @@
  */
 #define MPIX_MARSHAL_ERR_INTERNAL 6
 
+/*
+ A marshalled attribute's callback failed or broke its contract; the
+ error string names the attribute's canonical name.
+ */
+#define MPIX_MARSHAL_ERR_ATTRIBUTE 7
+
+/*
+ Sets `*size` to an upper bound of the bytes the marshal callback writes
+ for the attribute of `keyval` on `type`.
+ */
+typedef int (*MPIX_Type_marshal_attr_size_function)(int keyval, const char *canonical_name, const char *typerep, MPI_Datatype type, MPI_Aint *size);
+
+/*
+ Writes the attribute of `keyval` on `type` into `outbuf` (at most
+ `outsize` bytes) and sets `*num_written`.
+ */
+typedef int (*MPIX_Type_marshal_attr_function)(int keyval, const char *canonical_name, const char *typerep, MPI_Datatype type, void *outbuf, MPI_Aint outsize, MPI_Aint *num_written);
+
+/*
+ Sets the attribute of the local `keyval` on the rebuilt `type` from the
+ `insize` bytes at `inbuf` the marshal callback wrote.
+ */
+typedef int (*MPIX_Type_unmarshal_attr_function)(int keyval, const char *canonical_name, const char *typerep, MPI_Datatype type, const void *inbuf, MPI_Aint insize);
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -80,6 +104,30 @@ int MPIX_Type_marshal_size(const char *typerep, MPI_Datatype type, MPI_Aint *siz
  readable bytes; `type` points to a writable `MPI_Datatype`.
  */
 int MPIX_Type_unmarshal(const char *typerep, const void *inbuf, MPI_Aint insize, MPI_Datatype *type);
+
+/*
+ Registers `keyval` for marshalling under `canonical_name` (1 to 255
+ bytes): when a type is marshalled, the value of `keyval` on every level
+ of the type is stored under that name with the bytes `marshal_fn` writes
+ (at most what `marshal_size_fn` promised); when a stream is unmarshalled,
+ `unmarshal_fn` of the keyval registered under the same name in the
+ reading process sets the attribute on the rebuilt level. Registration
+ is process-wide and thread-safe; registering a name or a keyval again
+ replaces the earlier registration. A process may register only
+ `unmarshal_fn` (reading) or only `marshal_size_fn` and `marshal_fn`
+ (writing). A keyval freed with `MPI_Type_free_keyval` is forgotten.
+
+ # Safety
+ `canonical_name` is a NUL-terminated string; the callbacks, when not
+ NULL, are functions of the documented types, callable from any thread.
+ */
+int MPIX_Type_register_marshaled_keyval(int keyval, const char *canonical_name, MPIX_Type_marshal_attr_size_function marshal_size_fn, MPIX_Type_marshal_attr_function marshal_fn, MPIX_Type_unmarshal_attr_function unmarshal_fn);
+
+/*
+ Stops marshalling `keyval`'s attribute. Returns an invalid-argument
+ error when the keyval is not registered.
+ */
+int MPIX_Type_unregister_marshaled_keyval(int keyval);
 
 /*
  Sets `*kind` to the MPIX_MARSHAL_ERR_* kind of an error code returned by

@@ -8,6 +8,7 @@ use crate::mpi::{self, Datatype};
 use crate::scratch::with_buffer;
 use crate::sink::Sink;
 use crate::tree::Node;
+use std::ffi::CStr;
 
 /// How a datatype is represented as bytes (the paper's `typerep`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +45,17 @@ impl Representation {
     }
 }
 
+impl Representation {
+    /// The name attribute callbacks receive as `typerep`.
+    pub fn c_name(self) -> &'static CStr {
+        match self {
+            Representation::External => c"external",
+            Representation::Internal => c"internal",
+            Representation::Compressed => c"compressed",
+        }
+    }
+}
+
 fn ready(rep: Representation) -> Result<()> {
     if !mpi::is_initialized() {
         return Err(Error::invalid(
@@ -66,7 +78,7 @@ fn marshal_with<R>(
     }
     with_buffer(&SINK, |sink| {
         sink.clear();
-        let result = decode(datatype, sink).and_then(|()| f(sink.bytes()));
+        let result = decode(datatype, sink, rep.c_name()).and_then(|()| f(sink.bytes()));
         sink.trim();
         result
     })
@@ -108,7 +120,7 @@ pub fn marshal_size(rep: Representation, datatype: Datatype) -> Result<usize> {
 /// committed, that the caller frees with `MPI_Type_free`.
 pub fn unmarshal(rep: Representation, bytes: &[u8]) -> Result<Datatype> {
     ready(rep)?;
-    encode(&external::read(bytes)?)
+    encode(&external::read(bytes)?, rep.c_name())
 }
 
 /// The constructor tree of a datatype: its envelope/contents at every

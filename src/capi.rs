@@ -6,6 +6,7 @@
 //! checked in `arg`, and outputs are written only on success.
 
 use crate::api::{self, Representation};
+use crate::attributes::{self, Keyval};
 use crate::error::{Error, Result};
 use crate::mpi;
 use mpi_sys::{MPI_Aint, MPI_Datatype};
@@ -28,8 +29,54 @@ pub const MPIX_MARSHAL_ERR_UNSUPPORTED: c_int = 4;
 pub const MPIX_MARSHAL_ERR_INVALID_ARGUMENT: c_int = 5;
 /// A bug in mpix-marshal (a caught panic).
 pub const MPIX_MARSHAL_ERR_INTERNAL: c_int = 6;
+/// A marshalled attribute's callback failed or broke its contract; the
+/// error string names the attribute's canonical name.
+pub const MPIX_MARSHAL_ERR_ATTRIBUTE: c_int = 7;
 
-const KINDS: usize = 6;
+const KINDS: usize = 7;
+
+/// Sets `*size` to an upper bound of the bytes the marshal callback writes
+/// for the attribute of `keyval` on `type`.
+#[allow(non_camel_case_types)]
+pub type MPIX_Type_marshal_attr_size_function = Option<
+    unsafe extern "C" fn(
+        keyval: c_int,
+        canonical_name: *const c_char,
+        typerep: *const c_char,
+        r#type: MPI_Datatype,
+        size: *mut MPI_Aint,
+    ) -> c_int,
+>;
+
+/// Writes the attribute of `keyval` on `type` into `outbuf` (at most
+/// `outsize` bytes) and sets `*num_written`.
+#[allow(non_camel_case_types)]
+pub type MPIX_Type_marshal_attr_function = Option<
+    unsafe extern "C" fn(
+        keyval: c_int,
+        canonical_name: *const c_char,
+        typerep: *const c_char,
+        r#type: MPI_Datatype,
+        outbuf: *mut c_void,
+        outsize: MPI_Aint,
+        num_written: *mut MPI_Aint,
+    ) -> c_int,
+>;
+
+/// Sets the attribute of the local `keyval` on the rebuilt `type` from the
+/// `insize` bytes at `inbuf` the marshal callback wrote.
+#[allow(non_camel_case_types)]
+pub type MPIX_Type_unmarshal_attr_function = Option<
+    unsafe extern "C" fn(
+        keyval: c_int,
+        canonical_name: *const c_char,
+        typerep: *const c_char,
+        r#type: MPI_Datatype,
+        inbuf: *const c_void,
+        insize: MPI_Aint,
+    ) -> c_int,
+>;
+
 const MPI_SUCCESS: c_int = 0;
 /// Error codes kept per class: a code's string stays readable until this
 /// many later errors of the same class have been raised.
@@ -42,6 +89,7 @@ fn kind_of(e: &Error) -> Option<c_int> {
         Error::Truncated { .. } | Error::Corrupt { .. } => Some(MPIX_MARSHAL_ERR_CORRUPT),
         Error::Unsupported(_) => Some(MPIX_MARSHAL_ERR_UNSUPPORTED),
         Error::InvalidArgument(_) => Some(MPIX_MARSHAL_ERR_INVALID_ARGUMENT),
+        Error::Attribute { .. } => Some(MPIX_MARSHAL_ERR_ATTRIBUTE),
         Error::Mpi { .. } => None,
     }
 }
@@ -67,6 +115,7 @@ fn classes() -> Option<&'static Classes> {
                 "mpix-marshal: construct not supported by this MPI",
                 "mpix-marshal: invalid argument",
                 "mpix-marshal: internal error",
+                "mpix-marshal: attribute callback failed",
             ];
             let mut class = [0; KINDS];
             for (c, name) in class.iter_mut().zip(names) {
@@ -271,6 +320,62 @@ pub unsafe extern "C" fn MPIX_Type_unmarshal(
         };
         *out = api::unmarshal(rep, bytes)?;
         Ok(())
+    })
+}
+
+/// Registers `keyval` for marshalling under `canonical_name` (1 to 255
+/// bytes): when a type is marshalled, the value of `keyval` on every level
+/// of the type is stored under that name with the bytes `marshal_fn` writes
+/// (at most what `marshal_size_fn` promised); when a stream is unmarshalled,
+/// `unmarshal_fn` of the keyval registered under the same name in the
+/// reading process sets the attribute on the rebuilt level. Registration
+/// is process-wide and thread-safe; registering a name or a keyval again
+/// replaces the earlier registration. A process may register only
+/// `unmarshal_fn` (reading) or only `marshal_size_fn` and `marshal_fn`
+/// (writing). A keyval freed with `MPI_Type_free_keyval` is forgotten.
+///
+/// # Safety
+/// `canonical_name` is a NUL-terminated string; the callbacks, when not
+/// NULL, are functions of the documented types, callable from any thread.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_register_marshaled_keyval(
+    keyval: c_int,
+    canonical_name: *const c_char,
+    marshal_size_fn: MPIX_Type_marshal_attr_size_function,
+    marshal_fn: MPIX_Type_marshal_attr_function,
+    unmarshal_fn: MPIX_Type_unmarshal_attr_function,
+) -> c_int {
+    boundary(|| {
+        if canonical_name.is_null() {
+            return Err(Error::invalid("canonical_name is NULL"));
+        }
+        if keyval == mpi::local().constants.keyval_invalid {
+            return Err(Error::invalid("keyval is MPI_KEYVAL_INVALID"));
+        }
+        // SAFETY: a non-null canonical_name is a NUL-terminated C string.
+        let name = unsafe { CStr::from_ptr(canonical_name) }.to_owned();
+        attributes::register(Keyval {
+            keyval,
+            name,
+            size: marshal_size_fn,
+            marshal: marshal_fn,
+            unmarshal: unmarshal_fn,
+        })
+    })
+}
+
+/// Stops marshalling `keyval`'s attribute. Returns an invalid-argument
+/// error when the keyval is not registered.
+#[no_mangle]
+pub extern "C" fn MPIX_Type_unregister_marshaled_keyval(keyval: c_int) -> c_int {
+    boundary(|| {
+        if attributes::forget(keyval) {
+            Ok(())
+        } else {
+            Err(Error::invalid(format!(
+                "keyval {keyval} is not registered for marshalling"
+            )))
+        }
     })
 }
 

@@ -7,18 +7,20 @@
 //! returns is freed here, on every path; predefined and F90 handles never
 //! are.
 
+use crate::attributes::{self, Registry};
 use crate::codes::{Combiner, Distribution, Order, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
-use crate::external::{FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
+use crate::external::{FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
 use crate::sink::Sink;
 use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
+use std::ffi::CStr;
 use std::os::raw::c_int;
 
 /// Appends the external stream of `datatype` to `out`. On error `out` may
 /// hold a partial stream; the handle itself is never freed.
-pub fn decode(datatype: Datatype, out: &mut Sink) -> Result<()> {
+pub fn decode(datatype: Datatype, out: &mut Sink, typerep: &'static CStr) -> Result<()> {
     with_buffer(&SCRATCH, |scratch| {
         out.put_u32(MAGIC);
         out.put_u32(VERSION << 16);
@@ -26,6 +28,8 @@ pub fn decode(datatype: Datatype, out: &mut Sink) -> Result<()> {
             local: mpi::local(),
             scratch,
             out,
+            keyvals: attributes::snapshot(),
+            typerep,
         };
         d.node(datatype, 0).map(|_| ())
     })
@@ -40,6 +44,8 @@ struct Scratch {
     /// The current node's integer fields, in stream order, as runs of
     /// get_contents' arrays (converted only when written).
     segs: Vec<Seg>,
+    /// Which registered keyvals have a value on the current node.
+    present: Vec<usize>,
 }
 
 /// A run of a node's fields: one computed value, or `(start, len)` of
@@ -61,18 +67,42 @@ impl Seg {
     }
 }
 
+/// An integer type get_contents returns (`int`, `MPI_Aint`, `MPI_Count`;
+/// `MPI_Aint` is `long` in MPICH and `ptrdiff_t` in Open MPI).
+trait Field: Copy {
+    fn to_i64(self) -> i64;
+}
+
+impl Field for i32 {
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
+
+impl Field for i64 {
+    fn to_i64(self) -> i64 {
+        self
+    }
+}
+
+impl Field for isize {
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
+
 /// Whether any value needs more than 32 bits. Written as a fold, not
 /// `any`, so that the compiler vectorises it.
-fn beyond_i32<T: Copy + Into<i64>>(v: &[T]) -> bool {
+fn beyond_i32<T: Field>(v: &[T]) -> bool {
     v.iter().fold(false, |acc, &x| {
-        let x: i64 = x.into();
+        let x = x.to_i64();
         acc | (x as i32 as i64 != x)
     })
 }
 
 /// Writes `src` as big-endian XDR ints, or hypers when `wide`; `dst` has
 /// exactly the room. The narrow form is only used when every value fits.
-fn put_values<T: Copy + Into<i64>>(dst: &mut [u8], src: &[T], wide: bool) {
+fn put_values<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
     #[cfg(target_arch = "x86_64")]
     if src.len() >= 64 && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
@@ -86,19 +116,19 @@ fn put_values<T: Copy + Into<i64>>(dst: &mut [u8], src: &[T], wide: bool) {
 /// arrays (an indexed type's displacements) spend most of a marshal here.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn put_values_avx2<T: Copy + Into<i64>>(dst: &mut [u8], src: &[T], wide: bool) {
+fn put_values_avx2<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
     put_values_plain(dst, src, wide)
 }
 
 #[inline(always)]
-fn put_values_plain<T: Copy + Into<i64>>(dst: &mut [u8], src: &[T], wide: bool) {
+fn put_values_plain<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
     if wide {
         for (d, &v) in dst.chunks_exact_mut(8).zip(src) {
-            d.copy_from_slice(&v.into().to_be_bytes());
+            d.copy_from_slice(&v.to_i64().to_be_bytes());
         }
     } else {
         for (d, &v) in dst.chunks_exact_mut(4).zip(src) {
-            d.copy_from_slice(&(v.into() as i32).to_be_bytes());
+            d.copy_from_slice(&(v.to_i64() as i32).to_be_bytes());
         }
     }
 }
@@ -111,6 +141,10 @@ struct Decoder<'a> {
     local: &'static Local,
     scratch: &'a mut Scratch,
     out: &'a mut Sink,
+    /// The registered keyvals, when there are any.
+    keyvals: Option<Registry>,
+    /// The representation's name, for attribute callbacks.
+    typerep: &'static CStr,
 }
 
 fn is_predefined(c: Combiner) -> bool {
@@ -208,12 +242,18 @@ impl Decoder<'_> {
         if name_len > 0 {
             word |= FLAG_NAME;
         }
+        if let Some(reg) = &self.keyvals {
+            attributes::present(reg, t, &mut self.scratch.present)?;
+            if !self.scratch.present.is_empty() {
+                word |= FLAG_ATTRS;
+            }
+        }
         self.put_u32(word);
         if name_len > 0 {
-            self.put_u32(name_len as u32);
-            self.out.put(&name[..name_len]);
-            let pad = name_len.div_ceil(4) * 4 - name_len;
-            self.out.put(&[0u8; 3][..pad]);
+            self.put_opaque(&name[..name_len]);
+        }
+        if word & FLAG_ATTRS != 0 {
+            self.put_attributes(t)?;
         }
         self.put_fields(c, wide);
         for (i, &child) in c.types.iter().enumerate() {
@@ -256,6 +296,43 @@ impl Decoder<'_> {
             )));
         }
         Ok(len)
+    }
+
+    /// An XDR variable-length opaque: length, bytes, zero padding.
+    fn put_opaque(&mut self, bytes: &[u8]) {
+        self.put_u32(bytes.len() as u32);
+        self.out.put(bytes);
+        let pad = bytes.len().div_ceil(4) * 4 - bytes.len();
+        self.out.put(&[0u8; 3][..pad]);
+    }
+
+    /// The attribute block of `t` (spec/external.md §5.5): each present
+    /// keyval's canonical name and the bytes its callback writes straight
+    /// into the stream, in room its size callback asked for.
+    fn put_attributes(&mut self, t: Datatype) -> Result<()> {
+        let reg = self.keyvals.clone().expect("checked by the caller");
+        let present = std::mem::take(&mut self.scratch.present);
+        self.put_u32(present.len() as u32);
+        let mut result = Ok(());
+        for &i in &present {
+            let k = &reg[i];
+            self.put_opaque(k.name.as_bytes());
+            result = attributes::value_size(k, self.typerep, t).and_then(|size| {
+                let start = self.out.len();
+                let room = self.out.room(4 + size.div_ceil(4) * 4);
+                let n = attributes::write_value(k, self.typerep, t, &mut room[4..4 + size])?;
+                room[..4].copy_from_slice(&(n as u32).to_be_bytes());
+                let end = 4 + n.div_ceil(4) * 4;
+                room[4 + n..end].fill(0);
+                self.out.truncate(start + end);
+                Ok(())
+            });
+            if result.is_err() {
+                break;
+            }
+        }
+        self.scratch.present = present;
+        result
     }
 
     fn put_u32(&mut self, v: u32) {

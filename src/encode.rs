@@ -5,22 +5,30 @@
 //! refused before any handle is created. On error, every handle created so
 //! far is freed.
 
+use crate::attributes::{self, Registry};
 use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
 use crate::mpi::{self, check, shim, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
 use crate::tree::{self, Failure, Kind, Node};
 use mpi_sys as ffi;
+use std::ffi::CStr;
 use std::os::raw::c_int;
 
 /// Builds a new datatype from `tree`. A named tree returns the predefined
 /// handle itself; anything else is a new handle the caller must free.
-pub fn encode(tree: &Node) -> Result<Datatype> {
+/// `typerep` is the representation's name, passed to attribute callbacks.
+pub fn encode(tree: &Node, typerep: &'static CStr) -> Result<Datatype> {
     tree::validate(tree)?;
     let local = mpi::local();
     check_local(tree, local).map_err(Failure::into_error)?;
     with_buffer(&BUFFERS, |buffers| {
-        let mut builder = Builder { local, buffers };
+        let mut builder = Builder {
+            local,
+            buffers,
+            keyvals: attributes::snapshot(),
+            typerep,
+        };
         Ok(builder.build(tree)?.handle)
     })
 }
@@ -141,6 +149,8 @@ fn fits_classic(node: &Node) -> bool {
 struct Builder<'a> {
     local: &'static Local,
     buffers: &'a mut Buffers,
+    keyvals: Option<Registry>,
+    typerep: &'static CStr,
 }
 
 /// The builder's working memory, kept per thread across calls.
@@ -246,11 +256,23 @@ impl Builder<'_> {
             handle: handle?,
             derived: true,
         };
-        if let Some(name) = &node.name {
-            if let Err(e) = mpi::set_name(built.handle, name) {
-                built.release();
-                return Err(e);
-            }
+        let named = match &node.name {
+            Some(name) => mpi::set_name(built.handle, name),
+            None => Ok(()),
+        };
+        // Attributes are set last; freeing the type on error runs the
+        // delete callbacks of those already set.
+        let finished = named.and_then(|()| {
+            attributes::apply(
+                self.keyvals.as_ref(),
+                self.typerep,
+                built.handle,
+                &node.attrs,
+            )
+        });
+        if let Err(e) = finished {
+            built.release();
+            return Err(e);
         }
         Ok(built)
     }

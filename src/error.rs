@@ -40,6 +40,10 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// A marshalled attribute's callback failed or broke its contract.
+    #[error("attribute {name:?}: {what}")]
+    Attribute { name: String, what: String },
+
     /// An MPI call the library made failed; `code` is MPI's own error code.
     #[error("{call} failed: {message} (MPI error code {code})")]
     Mpi {

@@ -13,6 +13,7 @@
 //! shim it wraps.
 
 pub mod api;
+pub mod attributes;
 pub mod capi;
 pub mod codes;
 pub mod decode;

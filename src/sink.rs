@@ -18,6 +18,20 @@ impl Sink {
         self.len = 0;
     }
 
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Forgets what was written after the first `len` bytes.
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
     /// The stream written so far.
     pub fn bytes(&self) -> &[u8] {
         &self.buf[..self.len]

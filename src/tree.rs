@@ -23,7 +23,21 @@ pub struct Node {
     /// Made by an MPI-4 large-count (`_c`) constructor.
     pub large: bool,
     pub kind: Kind,
+    /// Marshalled attributes (registered keyvals), sorted by canonical
+    /// name; empty for predefined types.
+    pub attrs: Vec<Attribute>,
 }
+
+/// One attribute: the keyval's canonical name and the opaque bytes its
+/// marshal callback wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attribute {
+    pub name: Vec<u8>,
+    pub value: Vec<u8>,
+}
+
+/// The longest canonical name of an attribute, in bytes.
+pub const MAX_ATTR_NAME_LEN: usize = 255;
 
 /// The constructor and its arguments. Counts, displacements and strides are
 /// 64-bit whatever the constructor's C types; byte displacements are in
@@ -124,6 +138,7 @@ impl Node {
             name: None,
             large: false,
             kind,
+            attrs: Vec::new(),
         }
     }
 
@@ -272,6 +287,21 @@ fn check_node(node: &Node) -> Result<()> {
             return fail(format!(
                 "a name must be 1 to {MAX_NAME_LEN} bytes without NUL, this one has {} bytes",
                 name.len()
+            ));
+        }
+    }
+    if !node.attrs.is_empty() && node.is_predefined() {
+        return fail("a predefined type carries no attributes".into());
+    }
+    for (i, a) in node.attrs.iter().enumerate() {
+        if a.name.is_empty() || a.name.len() > MAX_ATTR_NAME_LEN || a.name.contains(&0) {
+            return fail(format!(
+                "attribute {i}: a canonical name must be 1 to {MAX_ATTR_NAME_LEN} bytes without NUL"
+            ));
+        }
+        if i > 0 && node.attrs[i - 1].name >= a.name {
+            return fail(format!(
+                "attribute {i}: canonical names must be distinct and in increasing byte order"
             ));
         }
     }

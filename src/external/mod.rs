@@ -20,4 +20,5 @@ pub const HEADER_LEN: usize = 8;
 pub const FLAG_NAME: u32 = 1 << 16;
 pub const FLAG_WIDE: u32 = 1 << 17;
 pub const FLAG_LARGE: u32 = 1 << 18;
-const FLAGS_KNOWN: u32 = FLAG_NAME | FLAG_WIDE | FLAG_LARGE;
+pub const FLAG_ATTRS: u32 = 1 << 19;
+const FLAGS_KNOWN: u32 = FLAG_NAME | FLAG_WIDE | FLAG_LARGE | FLAG_ATTRS;

@@ -2,10 +2,14 @@
 //! is an error that names the byte offset, and no allocation is larger
 //! than what the remaining input could describe.
 
-use super::{FLAGS_KNOWN, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, HEADER_LEN, MAGIC, VERSION};
+use super::{
+    FLAGS_KNOWN, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, HEADER_LEN, MAGIC, VERSION,
+};
 use crate::codes::{Combiner, Distribution, Order, Predefined};
 use crate::error::{Error, Result};
-use crate::tree::{supports_large, Kind, Node, MAX_DEPTH, MAX_NAME_LEN};
+use crate::tree::{
+    supports_large, Attribute, Kind, Node, MAX_ATTR_NAME_LEN, MAX_DEPTH, MAX_NAME_LEN,
+};
 use xdr_codec::Unpack;
 
 /// Parses a whole external stream.
@@ -130,19 +134,31 @@ impl Reader<'_> {
     }
 
     fn name(&mut self) -> Result<Vec<u8>> {
+        self.string("a name", MAX_NAME_LEN, true)
+    }
+
+    /// An XDR opaque of 1..=`max` bytes (0..=`max` when not `nonempty`)
+    /// with zero padding; names must hold no NUL byte.
+    fn string(&mut self, what: &'static str, max: usize, name: bool) -> Result<Vec<u8>> {
         let at = self.pos;
-        let len = self.u32("a name length")? as usize;
-        if len == 0 || len > MAX_NAME_LEN {
+        let len = self.u32(what)? as usize;
+        if (name && len == 0) || len > max {
+            let min = usize::from(name);
             return Err(Error::corrupt(
                 at,
-                format!("name length {len} is not in 1..={MAX_NAME_LEN}"),
+                format!("the length {len} of {what} is not in {min}..={max}"),
             ));
         }
         let padded = len.div_ceil(4) * 4;
-        self.need("a name", padded)?;
-        let name = &self.bytes[self.pos..self.pos + len];
-        if let Some(i) = name.iter().position(|&b| b == 0) {
-            return Err(Error::corrupt(self.pos + i, "a name contains a NUL byte"));
+        self.need(what, padded)?;
+        let bytes = &self.bytes[self.pos..self.pos + len];
+        if name {
+            if let Some(i) = bytes.iter().position(|&b| b == 0) {
+                return Err(Error::corrupt(
+                    self.pos + i,
+                    format!("{what} contains a NUL byte"),
+                ));
+            }
         }
         if let Some(i) = self.bytes[self.pos + len..self.pos + padded]
             .iter()
@@ -150,12 +166,42 @@ impl Reader<'_> {
         {
             return Err(Error::corrupt(
                 self.pos + len + i,
-                "name padding is not zero",
+                format!("the padding of {what} is not zero"),
             ));
         }
-        let name = name.to_vec();
+        let bytes = bytes.to_vec();
         self.pos += padded;
-        Ok(name)
+        Ok(bytes)
+    }
+
+    /// A node's attribute block (spec/external.md §5.5).
+    fn attributes(&mut self) -> Result<Vec<Attribute>> {
+        let at = self.pos;
+        let n = self.u32("an attribute count")? as usize;
+        // Each attribute takes at least 12 bytes: two lengths and a name.
+        if n == 0 || n.saturating_mul(12) > self.left() {
+            return Err(Error::corrupt(
+                at,
+                format!(
+                    "attribute count {n} is zero or more than the {} bytes left can hold",
+                    self.left()
+                ),
+            ));
+        }
+        let mut attrs: Vec<Attribute> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name_at = self.pos;
+            let name = self.string("an attribute's canonical name", MAX_ATTR_NAME_LEN, true)?;
+            if attrs.last().is_some_and(|prev| prev.name >= name) {
+                return Err(Error::corrupt(
+                    name_at,
+                    "attribute names are not distinct and in increasing byte order",
+                ));
+            }
+            let value = self.string("an attribute's value", u32::MAX as usize, false)?;
+            attrs.push(Attribute { name, value });
+        }
+        Ok(attrs)
     }
 
     /// One node and its subtree. The per-combiner work happens in helpers
@@ -203,19 +249,23 @@ impl Reader<'_> {
                 format!("unknown node flags {:#010x}", flags & !FLAGS_KNOWN),
             ));
         }
-        let (named, wide, large) = (
+        let (named, wide, large, attributed) = (
             flags & FLAG_NAME != 0,
             flags & FLAG_WIDE != 0,
             flags & FLAG_LARGE != 0,
+            flags & FLAG_ATTRS != 0,
         );
         let predefined = matches!(
             combiner,
             Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer
         );
-        if predefined && (named || large) {
+        if predefined && (named || large || attributed) {
             return Err(Error::corrupt(
                 at,
-                format!("{} takes no name and no large flag", combiner.mpi_name()),
+                format!(
+                    "{} takes no name, attributes or large flag",
+                    combiner.mpi_name()
+                ),
             ));
         }
         if large && !supports_large(combiner) {
@@ -229,6 +279,7 @@ impl Reader<'_> {
             wide,
             large,
             name: None,
+            attrs: Vec::new(),
             named: None,
             fields_at: 0,
         };
@@ -249,6 +300,9 @@ impl Reader<'_> {
         }
         if named {
             head.name = Some(self.name()?);
+        }
+        if attributed {
+            head.attrs = self.attributes()?;
         }
         head.fields_at = self.pos;
         Ok(head)
@@ -336,6 +390,7 @@ struct Head {
     wide: bool,
     large: bool,
     name: Option<Vec<u8>>,
+    attrs: Vec<Attribute>,
     /// The whole node, for NAMED.
     named: Option<Node>,
     fields_at: usize,
@@ -489,5 +544,6 @@ fn assemble(head: Head, f: Vec<i64>, kids: Kids) -> Result<Node> {
         name: head.name,
         large: head.large,
         kind,
+        attrs: head.attrs,
     })
 }

@@ -1,6 +1,6 @@
 //! Tree → external bytes.
 
-use super::{FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
+use super::{FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
 use crate::tree::{Kind, Node};
 use xdr_codec::Pack;
 
@@ -44,6 +44,9 @@ fn node(n: &Node, out: &mut Vec<u8>) {
     if n.large {
         word |= FLAG_LARGE;
     }
+    if !n.attrs.is_empty() {
+        word |= FLAG_ATTRS;
+    }
     put_u32(out, word);
     if let Kind::Named(p) = n.kind {
         put_u32(out, p.0 as u32);
@@ -51,6 +54,13 @@ fn node(n: &Node, out: &mut Vec<u8>) {
     }
     if let Some(name) = &n.name {
         let _ = xdr_codec::pack_opaque_flex(name, None, out);
+    }
+    if !n.attrs.is_empty() {
+        put_u32(out, n.attrs.len() as u32);
+        for a in &n.attrs {
+            let _ = xdr_codec::pack_opaque_flex(&a.name, None, out);
+            let _ = xdr_codec::pack_opaque_flex(&a.value, None, out);
+        }
     }
     put_ints(out, wide, &fields);
     for child in n.children() {

@@ -397,3 +397,21 @@ pub fn geometry(t: Datatype) -> Result<Geometry> {
         true_extent: textent,
     })
 }
+
+/// Whether `keyval` has a value on `t` (`MPI_Type_get_attr`'s flag).
+pub fn has_attr(t: Datatype, keyval: c_int) -> Result<bool> {
+    let mut value: *mut std::os::raw::c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: both out-pointers are valid locals; MPI writes a pointer-sized
+    // value through the `void *` it receives.
+    let rc = unsafe {
+        mpi_sys::MPI_Type_get_attr(
+            t,
+            keyval,
+            &mut value as *mut *mut std::os::raw::c_void as *mut std::os::raw::c_void,
+            &mut flag,
+        )
+    };
+    check(rc, "MPI_Type_get_attr")?;
+    Ok(flag != 0)
+}

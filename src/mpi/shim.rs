@@ -51,12 +51,14 @@ pub struct Constants {
     pub is_open_mpi: c_int,
     pub version: c_int,
     pub subversion: c_int,
+    pub keyval_invalid: c_int,
 }
 
 extern "C" {
     pub fn mpixm_predefined_table(n: *mut c_int) -> *const PredefinedEntry;
     pub fn mpixm_datatype_null() -> MPI_Datatype;
     pub fn mpixm_get_constants(c: *mut Constants);
+    pub fn mpixm_pmpi_type_free_keyval(keyval: *mut c_int) -> c_int;
 
     pub fn mpixm_get_envelope(
         t: MPI_Datatype,

@@ -308,6 +308,7 @@ typedef struct {
     int undefined, max_object_name;
     int have_large_count, have_mpi1, have_value_index, is_open_mpi;
     int version, subversion;
+    int keyval_invalid;
 } mpixm_constants;
 
 void mpixm_get_constants(mpixm_constants *c)
@@ -350,6 +351,7 @@ void mpixm_get_constants(mpixm_constants *c)
     c->distribute_dflt_darg = MPI_DISTRIBUTE_DFLT_DARG;
     c->undefined = MPI_UNDEFINED;
     c->max_object_name = MPI_MAX_OBJECT_NAME;
+    c->keyval_invalid = MPI_KEYVAL_INVALID;
     c->have_large_count = MPIXM_HAVE_LARGE_COUNT;
     c->have_mpi1 = MPIXM_HAVE_MPI1;
     c->have_value_index = MPIXM_HAVE_VALUE_INDEX;
@@ -583,4 +585,23 @@ int mpixm_watch_finalize(volatile int *flag)
     if (rc != MPI_SUCCESS)
         return rc;
     return MPI_Comm_set_attr(MPI_COMM_SELF, keyval, (void *)flag);
+}
+
+/* Marshalled attributes: a keyval freed with MPI_Type_free_keyval must not
+ * be marshalled any more, and MPI offers no way to ask whether a keyval was
+ * freed (its attributes stay readable). So this library wraps the call
+ * through the MPI profiling interface, as tools do: the Rust side
+ * (mpixm_free_keyval) forgets the keyval and frees it through PMPI while
+ * no marshal is probing keyvals. Programs link this library before the MPI
+ * library (the usual order) for the wrapper to take effect. */
+int mpixm_free_keyval(int *type_keyval);
+
+int MPI_Type_free_keyval(int *type_keyval)
+{
+    return mpixm_free_keyval(type_keyval);
+}
+
+int mpixm_pmpi_type_free_keyval(int *type_keyval)
+{
+    return PMPI_Type_free_keyval(type_keyval);
 }
