@@ -63,6 +63,8 @@ fn single_byte_corruptions_never_crash() {
     }
 }
 
+const ATTRS: u32 = 1 << 19;
+
 fn words(w: &[u32]) -> Vec<u8> {
     w.iter().flat_map(|x| x.to_be_bytes()).collect()
 }
@@ -160,6 +162,85 @@ fn hostile_streams_get_precise_errors() {
             "large flag on dup",
             [&header[..], &[102 | 1 << 18, 101, 0x209]].concat(),
             "no large-count form",
+        ),
+        // Attribute blocks (spec §5.5): "a" = 0x61000000, "b" = 0x62000000.
+        (
+            "zero attributes",
+            [&header[..], &[102 | ATTRS, 0, 101, 0x209]].concat(),
+            "attribute count 0",
+        ),
+        (
+            "2^32-1 attributes in 24 bytes",
+            [&header[..], &[102 | ATTRS, 0xffff_ffff, 101, 0x209]].concat(),
+            "more than the",
+        ),
+        (
+            "attributes out of order",
+            [
+                &header[..],
+                &[
+                    102 | ATTRS,
+                    2,
+                    1,
+                    0x6200_0000,
+                    0,
+                    1,
+                    0x6100_0000,
+                    0,
+                    101,
+                    0x209,
+                ],
+            ]
+            .concat(),
+            "increasing byte order",
+        ),
+        (
+            "duplicate attribute",
+            [
+                &header[..],
+                &[
+                    102 | ATTRS,
+                    2,
+                    1,
+                    0x6100_0000,
+                    0,
+                    1,
+                    0x6100_0000,
+                    0,
+                    101,
+                    0x209,
+                ],
+            ]
+            .concat(),
+            "increasing byte order",
+        ),
+        (
+            "empty attribute name",
+            [&header[..], &[102 | ATTRS, 1, 0, 0, 101, 0x209]].concat(),
+            "canonical name is not in 1..=255",
+        ),
+        (
+            "attribute value past the end",
+            [
+                &header[..],
+                &[102 | ATTRS, 1, 1, 0x6100_0000, 1000, 101, 0x209],
+            ]
+            .concat(),
+            "truncated",
+        ),
+        (
+            "attribute value padding",
+            [
+                &header[..],
+                &[102 | ATTRS, 1, 1, 0x6100_0000, 1, 0x0101_0000, 101, 0x209],
+            ]
+            .concat(),
+            "padding of an attribute's value",
+        ),
+        (
+            "attributes on a named type",
+            [&header[..], &[101 | ATTRS, 0x209]].concat(),
+            "takes no name, attributes",
         ),
     ];
     for (what, w, expect) in cases {

@@ -198,7 +198,11 @@ impl Reader<'_> {
                     "attribute names are not distinct and in increasing byte order",
                 ));
             }
-            let value = self.string("an attribute's value", u32::MAX as usize, false)?;
+            let value = self.string(
+                "an attribute's value",
+                crate::attributes::MAX_ATTR_VALUE,
+                false,
+            )?;
             attrs.push(Attribute { name, value });
         }
         Ok(attrs)
