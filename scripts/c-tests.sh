@@ -30,7 +30,7 @@ int f(void) { return MPIX_MARSHAL_ERR_CORRUPT; }'
 run header-cxx "$MPICC" -DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1 -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ -c -o "$out/hpp.o" - <<<'#include <mpix_marshal.h>
 int f() { MPI_Aint n; return MPIX_Type_marshal_size("external", MPI_INT, &n); }'
 
-for prog in c_api mp_send rma demo_archive; do
+for prog in c_api mp_send rma attrs demo_archive; do
     src=tests/c/$prog.c
     [ "$prog" = demo_archive ] && src=examples/demo_archive.c
     run "build-$prog" "$MPICC" "${cflags[@]}" -o "$out/$prog" "$src" "${ldflags[@]}"
@@ -41,6 +41,8 @@ run mp_send-2 np 2 "$out/mp_send"
 run mp_send-4 np 4 "$out/mp_send"
 run rma-2 np 2 "$out/rma"
 run rma-4 np 4 "$out/rma"
+run attrs-2 np 2 "$out/attrs"
+run attrs-4 np 4 "$out/attrs"
 run demo-archive bash -c "cd '$out' && rm -f demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 1 ./demo_archive write demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 2 ./demo_archive read demo.mxdt"
 echo "C tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
