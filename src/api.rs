@@ -3,11 +3,12 @@
 use crate::decode::decode;
 use crate::encode::encode;
 use crate::error::{Error, Result};
-use crate::external;
+use crate::external::{self, Encoding};
 use crate::mpi::{self, Datatype};
 use crate::scratch::with_buffer;
 use crate::sink::Sink;
 use crate::tree::Node;
+use crate::{compressed, internal};
 use std::ffi::CStr;
 
 /// How a datatype is represented as bytes (the paper's `typerep`).
@@ -31,18 +32,6 @@ impl Representation {
             other => Err(Error::UnknownRepresentation(other.to_string())),
         }
     }
-
-    fn require_available(self) -> Result<()> {
-        match self {
-            Representation::External => Ok(()),
-            Representation::Internal => Err(Error::unsupported(
-                "the \"internal\" representation is not available in this version of mpix-marshal; use \"external\"",
-            )),
-            Representation::Compressed => Err(Error::unsupported(
-                "the \"compressed\" representation is not available in this version of mpix-marshal; use \"external\"",
-            )),
-        }
-    }
 }
 
 impl Representation {
@@ -56,13 +45,13 @@ impl Representation {
     }
 }
 
-fn ready(rep: Representation) -> Result<()> {
+fn ready() -> Result<()> {
     if !mpi::is_initialized() {
         return Err(Error::invalid(
             "MPI is not initialized (or already finalized)",
         ));
     }
-    rep.require_available()
+    Ok(())
 }
 
 /// Writes the stream of `datatype` into this thread's sink and runs `f`
@@ -72,13 +61,35 @@ fn marshal_with<R>(
     datatype: Datatype,
     f: impl FnOnce(&[u8]) -> Result<R>,
 ) -> Result<R> {
-    ready(rep)?;
+    ready()?;
     if datatype == mpi::local().datatype_null() {
         return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
     }
     with_buffer(&SINK, |sink| {
         sink.clear();
-        let result = decode(datatype, sink, rep.c_name()).and_then(|()| f(sink.bytes()));
+        let result = match rep {
+            Representation::External | Representation::Compressed => {
+                let header = external::header();
+                decode(datatype, sink, &header, Encoding::Xdr, rep.c_name())
+            }
+            Representation::Internal => {
+                let header = internal::header();
+                decode(datatype, sink, &header, Encoding::Native, rep.c_name())
+            }
+        };
+        let result = result.and_then(|()| {
+            if rep == Representation::Compressed {
+                with_buffer(&PACKED, |packed| {
+                    packed.clear();
+                    compressed::compress(sink.bytes(), packed)?;
+                    let r = f(packed.bytes());
+                    packed.trim();
+                    r
+                })
+            } else {
+                f(sink.bytes())
+            }
+        });
         sink.trim();
         result
     })
@@ -88,6 +99,8 @@ thread_local! {
     /// Where a stream is built before it is copied out, so the caller's
     /// buffer is written only on success; reused across calls.
     static SINK: std::cell::RefCell<Sink> = std::cell::RefCell::new(Sink::default());
+    /// Where a compressed stream is built from the external one in SINK.
+    static PACKED: std::cell::RefCell<Sink> = std::cell::RefCell::new(Sink::default());
 }
 
 /// Marshals `datatype` into a new buffer.
@@ -119,8 +132,18 @@ pub fn marshal_size(rep: Representation, datatype: Datatype) -> Result<usize> {
 /// as the predefined handle itself; any other is a new handle, not
 /// committed, that the caller frees with `MPI_Type_free`.
 pub fn unmarshal(rep: Representation, bytes: &[u8]) -> Result<Datatype> {
-    ready(rep)?;
-    encode(&external::read(bytes)?, rep.c_name())
+    ready()?;
+    encode(&read(rep, bytes)?, rep.c_name())
+}
+
+/// Parses a stream of any representation into its tree, without building
+/// a datatype.
+pub fn read(rep: Representation, bytes: &[u8]) -> Result<Node> {
+    match rep {
+        Representation::External => external::read(bytes),
+        Representation::Internal => internal::read(bytes),
+        Representation::Compressed => compressed::expand(bytes, external::read),
+    }
 }
 
 /// The constructor tree of a datatype: its envelope/contents at every

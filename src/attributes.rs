@@ -228,8 +228,12 @@ static PROBING: RwLock<()> = RwLock::new(());
 
 /// `MPI_Type_free_keyval`, as wrapped by the shim (`src/shim/shim.c`):
 /// forgets the keyval, then frees it through the profiling interface.
+///
+/// # Safety
+/// `keyval` is NULL or points to the caller's keyval, as for
+/// `MPI_Type_free_keyval`.
 #[no_mangle]
-pub extern "C" fn mpixm_free_keyval(keyval: *mut c_int) -> c_int {
+pub unsafe extern "C" fn mpixm_free_keyval(keyval: *mut c_int) -> c_int {
     let free = || {
         // SAFETY: the caller's pointer is passed on to MPI unchanged.
         unsafe { mpi::shim::mpixm_pmpi_type_free_keyval(keyval) }

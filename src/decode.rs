@@ -10,7 +10,7 @@
 use crate::attributes::{self, Registry};
 use crate::codes::{Combiner, Distribution, Order, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
-use crate::external::{FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
+use crate::external::{Encoding, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
 use crate::sink::Sink;
@@ -20,11 +20,18 @@ use std::os::raw::c_int;
 
 /// Appends the external stream of `datatype` to `out`. On error `out` may
 /// hold a partial stream; the handle itself is never freed.
-pub fn decode(datatype: Datatype, out: &mut Sink, typerep: &'static CStr) -> Result<()> {
+/// `header` starts the stream; `enc` is the node grammar's encoding.
+pub fn decode(
+    datatype: Datatype,
+    out: &mut Sink,
+    header: &[u8],
+    enc: Encoding,
+    typerep: &'static CStr,
+) -> Result<()> {
     with_buffer(&SCRATCH, |scratch| {
-        out.put_u32(MAGIC);
-        out.put_u32(VERSION << 16);
+        out.put(header);
         let mut d = Decoder {
+            enc,
             local: mpi::local(),
             scratch,
             out,
@@ -102,7 +109,10 @@ fn beyond_i32<T: Field>(v: &[T]) -> bool {
 
 /// Writes `src` as big-endian XDR ints, or hypers when `wide`; `dst` has
 /// exactly the room. The narrow form is only used when every value fits.
-fn put_values<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
+fn put_values<T: Field>(dst: &mut [u8], src: &[T], wide: bool, enc: Encoding) {
+    if enc == Encoding::Native {
+        return put_values_native(dst, src, wide);
+    }
     #[cfg(target_arch = "x86_64")]
     if src.len() >= 64 && std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2, checked just above.
@@ -110,6 +120,19 @@ fn put_values<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
         return;
     }
     put_values_plain(dst, src, wide)
+}
+
+/// `put_values` in the machine's byte order (the internal representation).
+fn put_values_native<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
+    if wide {
+        for (d, &v) in dst.chunks_exact_mut(8).zip(src) {
+            d.copy_from_slice(&v.to_i64().to_ne_bytes());
+        }
+    } else {
+        for (d, &v) in dst.chunks_exact_mut(4).zip(src) {
+            d.copy_from_slice(&(v.to_i64() as i32).to_ne_bytes());
+        }
+    }
 }
 
 /// `put_values` compiled for AVX2, where the byte swaps vectorise; long
@@ -138,6 +161,7 @@ thread_local! {
 }
 
 struct Decoder<'a> {
+    enc: Encoding,
     local: &'static Local,
     scratch: &'a mut Scratch,
     out: &'a mut Sink,
@@ -302,7 +326,7 @@ impl Decoder<'_> {
     fn put_opaque(&mut self, bytes: &[u8]) {
         self.put_u32(bytes.len() as u32);
         self.out.put(bytes);
-        let pad = bytes.len().div_ceil(4) * 4 - bytes.len();
+        let pad = self.enc.padded(bytes.len()) - bytes.len();
         self.out.put(&[0u8; 3][..pad]);
     }
 
@@ -319,10 +343,11 @@ impl Decoder<'_> {
             self.put_opaque(k.name.as_bytes());
             result = attributes::value_size(k, self.typerep, t).and_then(|size| {
                 let start = self.out.len();
-                let room = self.out.room(4 + size.div_ceil(4) * 4);
+                let enc = self.enc;
+                let room = self.out.room(4 + enc.padded(size));
                 let n = attributes::write_value(k, self.typerep, t, &mut room[4..4 + size])?;
-                room[..4].copy_from_slice(&(n as u32).to_be_bytes());
-                let end = 4 + n.div_ceil(4) * 4;
+                room[..4].copy_from_slice(&enc.word(n as u32));
+                let end = 4 + enc.padded(n);
                 room[4 + n..end].fill(0);
                 self.out.truncate(start + end);
                 Ok(())
@@ -336,7 +361,8 @@ impl Decoder<'_> {
     }
 
     fn put_u32(&mut self, v: u32) {
-        self.out.put_u32(v);
+        let w = self.enc.word(v);
+        self.out.put(&w);
     }
 
     /// Writes the node's fields as XDR ints (or hypers when `wide`),
@@ -348,10 +374,10 @@ impl Decoder<'_> {
         for seg in &self.scratch.segs {
             let (head, rest) = std::mem::take(&mut dst).split_at_mut(seg.len() * unit);
             match *seg {
-                Seg::One(v) => put_values(head, &[v], wide),
-                Seg::Ints(i, n) => put_values(head, &c.ints[i..i + n], wide),
-                Seg::Addrs(i, n) => put_values(head, &c.addrs[i..i + n], wide),
-                Seg::Counts(i, n) => put_values(head, &c.counts[i..i + n], wide),
+                Seg::One(v) => put_values(head, &[v], wide, self.enc),
+                Seg::Ints(i, n) => put_values(head, &c.ints[i..i + n], wide, self.enc),
+                Seg::Addrs(i, n) => put_values(head, &c.addrs[i..i + n], wide, self.enc),
+                Seg::Counts(i, n) => put_values(head, &c.counts[i..i + n], wide, self.enc),
             }
             dst = rest;
         }

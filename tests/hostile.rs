@@ -6,8 +6,14 @@ use common::*;
 use mpix_marshal::external::{self, MAGIC};
 use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
 
-fn unmarshal_ok_or_refused(bytes: &[u8], what: &str) {
-    match unmarshal(Representation::External, bytes) {
+const REPS: [Representation; 3] = [
+    Representation::External,
+    Representation::Internal,
+    Representation::Compressed,
+];
+
+fn unmarshal_ok_or_refused(rep: Representation, bytes: &[u8], what: &str) {
+    match unmarshal(rep, bytes) {
         Ok(t) => {
             mpix_marshal::mpi::geometry(t)
                 .unwrap_or_else(|e| panic!("{what}: decoded into an unusable type: {e}"));
@@ -32,11 +38,13 @@ fn every_strict_prefix_is_refused() {
         .iter()
         .filter(|c| !c.name.contains("100000") && !c.name.contains("1000 members"))
     {
-        let bytes = marshal(Representation::External, c.datatype).unwrap();
-        for len in 0..bytes.len() {
-            match unmarshal(Representation::External, &bytes[..len]) {
-                Err(Error::Truncated { .. } | Error::Corrupt { .. }) => {}
-                other => panic!("{}: prefix of {len} bytes: {other:?}", c.name),
+        for rep in REPS {
+            let bytes = marshal(rep, c.datatype).unwrap();
+            for len in 0..bytes.len() {
+                match unmarshal(rep, &bytes[..len]) {
+                    Err(Error::Truncated { .. } | Error::Corrupt { .. }) => {}
+                    other => panic!("{} {rep:?}: prefix of {len} bytes: {other:?}", c.name),
+                }
             }
         }
     }
@@ -49,15 +57,18 @@ fn single_byte_corruptions_never_crash() {
         .iter()
         .filter(|c| !c.name.contains("100000") && !c.name.contains("1000 members"))
     {
-        let good = marshal(Representation::External, c.datatype).unwrap();
-        for i in 0..good.len() {
-            for v in [0x00u8, 0x01, 0x80, 0xff, good[i] ^ 0x10] {
-                if v == good[i] {
-                    continue;
+        for rep in REPS {
+            let good = marshal(rep, c.datatype).unwrap();
+            for i in 0..good.len() {
+                for v in [0x00u8, 0x01, 0x80, 0xff, good[i] ^ 0x10] {
+                    if v == good[i] {
+                        continue;
+                    }
+                    let mut bad = good.clone();
+                    bad[i] = v;
+                    let what = format!("{} {rep:?} byte {i} = {v:#x}", c.name);
+                    unmarshal_ok_or_refused(rep, &bad, &what);
                 }
-                let mut bad = good.clone();
-                bad[i] = v;
-                unmarshal_ok_or_refused(&bad, &format!("{} byte {i} = {v:#x}", c.name));
             }
         }
     }
@@ -271,4 +282,107 @@ fn nesting_past_the_limit_is_refused_without_overflow() {
     w.extend([101, 0x209]);
     let t = unmarshal(Representation::External, &words(&w)).expect("511 dups");
     free(t);
+}
+
+/// Compressed streams: claimed sizes are bounded before memory is spent,
+/// and a stream that expands past its claim is cut off.
+#[test]
+fn compressed_streams_are_bounded() {
+    use flate2::{write::DeflateEncoder, Compression};
+    use mpix_marshal::compressed::{MAGIC_DEFLATE, MAGIC_STORED, MAX_EXPANDED};
+    use std::io::Write;
+    init();
+    let deflate = |data: &[u8]| {
+        let mut e = DeflateEncoder::new(Vec::new(), Compression::best());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    };
+    let stream = |magic: u32, claim: u32, payload: &[u8]| {
+        [&magic.to_be_bytes()[..], &claim.to_be_bytes(), payload].concat()
+    };
+    let refuse = |bytes: &[u8], expect: &str| {
+        let err = unmarshal(Representation::Compressed, bytes)
+            .expect_err(expect)
+            .to_string();
+        assert!(
+            err.contains(expect),
+            "error {err:?} does not say {expect:?}"
+        );
+    };
+    // A 100-byte stream claiming 4 GiB.
+    refuse(
+        &stream(MAGIC_DEFLATE, u32::MAX, &[0; 92]),
+        "claims to expand",
+    );
+    // A zlib bomb: 10 MB of zeros in about 10 KB.
+    let zeros = deflate(&vec![0u8; 10 << 20]);
+    assert!(zeros.len() < 20_000);
+    refuse(
+        &stream(MAGIC_DEFLATE, 100, &zeros),
+        "expands to more than the 100 bytes",
+    );
+    // Claiming its real size, it expands, then is no external stream.
+    refuse(
+        &stream(MAGIC_DEFLATE, 10 << 20, &zeros),
+        "not an mpix-marshal external stream",
+    );
+    // Past the documented limit, refused unread.
+    let big = deflate(&vec![0u8; MAX_EXPANDED + 1]);
+    refuse(
+        &stream(MAGIC_DEFLATE, (MAX_EXPANDED + 1) as u32, &big),
+        "claims to expand",
+    );
+    // Stored: the length must match.
+    let ext = marshal(Representation::External, named("MPI_INT")).unwrap();
+    refuse(&stream(MAGIC_STORED, ext.len() as u32 + 1, &ext), "claims");
+    assert!(unmarshal(
+        Representation::Compressed,
+        &stream(MAGIC_STORED, ext.len() as u32, &ext)
+    )
+    .is_ok());
+    // Bytes after the end of the deflate data.
+    let mut tail = deflate(&ext);
+    tail.push(0);
+    refuse(
+        &stream(MAGIC_DEFLATE, ext.len() as u32, &tail),
+        "follow the end of the deflate data",
+    );
+    // An external stream is not a compressed one.
+    refuse(&ext, "not an mpix-marshal compressed stream");
+}
+
+/// Internal streams from another build are refused, never misread.
+#[test]
+fn internal_streams_from_another_build_are_refused() {
+    init();
+    let good = marshal(Representation::Internal, named("MPI_DOUBLE")).unwrap();
+    assert_eq!(
+        unmarshal(Representation::Internal, &good).unwrap(),
+        named("MPI_DOUBLE")
+    );
+    let with = |i: usize, v: u8| {
+        let mut b = good.clone();
+        b[i] = v;
+        b
+    };
+    let refuse = |bytes: &[u8], expect: &str| {
+        let err = unmarshal(Representation::Internal, bytes)
+            .expect_err(expect)
+            .to_string();
+        assert!(
+            err.contains(expect),
+            "error {err:?} does not say {expect:?}"
+        );
+    };
+    let mut swapped = good.clone();
+    swapped[..4].reverse();
+    refuse(&swapped, "other byte order");
+    refuse(&with(4, good[4] + 1), "internal format version");
+    refuse(&with(5, 4), "4-byte pointers");
+    refuse(
+        &with(6, good[6] ^ 1),
+        "another MPI library or mpix-marshal build",
+    );
+    let ext = marshal(Representation::External, named("MPI_DOUBLE")).unwrap();
+    refuse(&ext, "not an mpix-marshal internal stream");
 }

@@ -3,7 +3,7 @@
 //! than what the remaining input could describe.
 
 use super::{
-    FLAGS_KNOWN, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, HEADER_LEN, MAGIC, VERSION,
+    Encoding, FLAGS_KNOWN, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, HEADER_LEN, MAGIC, VERSION,
 };
 use crate::codes::{Combiner, Distribution, Order, Predefined};
 use crate::error::{Error, Result};
@@ -14,7 +14,11 @@ use xdr_codec::Unpack;
 
 /// Parses a whole external stream.
 pub fn read(bytes: &[u8]) -> Result<Node> {
-    let mut r = Reader { bytes, pos: 0 };
+    let mut r = Reader {
+        bytes,
+        pos: 0,
+        enc: Encoding::Xdr,
+    };
     let magic = r.u32("the magic word")?;
     if magic != MAGIC {
         return Err(Error::corrupt(
@@ -34,22 +38,42 @@ pub fn read(bytes: &[u8]) -> Result<Node> {
         ));
     }
     debug_assert_eq!(r.pos, HEADER_LEN);
-    let root = r.node(0)?;
-    if r.pos != bytes.len() {
-        return Err(Error::corrupt(
-            r.pos,
-            format!("{} bytes follow the end of the type", bytes.len() - r.pos),
-        ));
+    r.root()
+}
+
+/// Parses the node grammar in `enc` from byte `start` of `bytes` (after a
+/// header the caller checked) to the very end.
+pub fn read_nodes(bytes: &[u8], start: usize, enc: Encoding) -> Result<Node> {
+    Reader {
+        bytes,
+        pos: start,
+        enc,
     }
-    Ok(root)
+    .root()
 }
 
 struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
+    enc: Encoding,
 }
 
 impl Reader<'_> {
+    /// The root node, which must end the input.
+    fn root(&mut self) -> Result<Node> {
+        let root = self.node(0)?;
+        if self.pos != self.bytes.len() {
+            return Err(Error::corrupt(
+                self.pos,
+                format!(
+                    "{} bytes follow the end of the type",
+                    self.bytes.len() - self.pos
+                ),
+            ));
+        }
+        Ok(root)
+    }
+
     fn left(&self) -> usize {
         self.bytes.len() - self.pos
     }
@@ -68,26 +92,25 @@ impl Reader<'_> {
 
     fn u32(&mut self, what: &'static str) -> Result<u32> {
         self.need(what, 4)?;
-        let mut s = &self.bytes[self.pos..self.pos + 4];
-        let (v, _) = u32::unpack(&mut s).map_err(|e| Error::corrupt(self.pos, e))?;
+        let v = if self.enc == Encoding::Xdr {
+            let mut s = &self.bytes[self.pos..self.pos + 4];
+            u32::unpack(&mut s)
+                .map_err(|e| Error::corrupt(self.pos, e))?
+                .0
+        } else {
+            u32::from_ne_bytes(self.bytes[self.pos..self.pos + 4].try_into().unwrap())
+        };
         self.pos += 4;
         Ok(v)
     }
 
     fn int(&mut self, what: &'static str, wide: bool) -> Result<i64> {
-        if wide {
-            self.need(what, 8)?;
-            let mut s = &self.bytes[self.pos..self.pos + 8];
-            let (v, _) = i64::unpack(&mut s).map_err(|e| Error::corrupt(self.pos, e))?;
-            self.pos += 8;
-            Ok(v)
-        } else {
-            self.need(what, 4)?;
-            let mut s = &self.bytes[self.pos..self.pos + 4];
-            let (v, _) = i32::unpack(&mut s).map_err(|e| Error::corrupt(self.pos, e))?;
-            self.pos += 4;
-            Ok(v as i64)
-        }
+        let unit = if wide { 8 } else { 4 };
+        self.need(what, unit)?;
+        let b = &self.bytes[self.pos..self.pos + unit];
+        let v = decode_int(b, wide, self.enc);
+        self.pos += unit;
+        Ok(v)
     }
 
     /// An array length, refused when the rest of the stream could not hold
@@ -116,19 +139,8 @@ impl Reader<'_> {
         let unit = if wide { 8 } else { 4 };
         self.need(what, n * unit)?;
         let bytes = &self.bytes[self.pos..self.pos + n * unit];
-        if wide {
-            out.extend(
-                bytes
-                    .chunks_exact(8)
-                    .map(|b| i64::from_be_bytes(b.try_into().unwrap())),
-            );
-        } else {
-            out.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| i32::from_be_bytes(b.try_into().unwrap()) as i64),
-            );
-        }
+        let enc = self.enc;
+        out.extend(bytes.chunks_exact(unit).map(|b| decode_int(b, wide, enc)));
         self.pos += n * unit;
         Ok(())
     }
@@ -149,7 +161,7 @@ impl Reader<'_> {
                 format!("the length {len} of {what} is not in {min}..={max}"),
             ));
         }
-        let padded = len.div_ceil(4) * 4;
+        let padded = self.enc.padded(len);
         self.need(what, padded)?;
         let bytes = &self.bytes[self.pos..self.pos + len];
         if name {
@@ -178,8 +190,9 @@ impl Reader<'_> {
     fn attributes(&mut self) -> Result<Vec<Attribute>> {
         let at = self.pos;
         let n = self.u32("an attribute count")? as usize;
-        // Each attribute takes at least 12 bytes: two lengths and a name.
-        if n == 0 || n.saturating_mul(12) > self.left() {
+        // Each attribute takes at least two lengths and a 1-byte name.
+        let least = 8 + self.enc.padded(1);
+        if n == 0 || n.saturating_mul(least) > self.left() {
             return Err(Error::corrupt(
                 at,
                 format!(
@@ -385,6 +398,17 @@ impl Reader<'_> {
         let at = self.pos;
         let o = self.int("an order", wide)?;
         Order::from_code(o).ok_or_else(|| Error::corrupt(at, format!("unknown order code {o}")))
+    }
+}
+
+/// One int field of `b.len()` (4 or 8) bytes.
+#[inline(always)]
+fn decode_int(b: &[u8], wide: bool, enc: Encoding) -> i64 {
+    match (wide, enc) {
+        (true, Encoding::Xdr) => i64::from_be_bytes(b.try_into().unwrap()),
+        (true, Encoding::Native) => i64::from_ne_bytes(b.try_into().unwrap()),
+        (false, Encoding::Xdr) => i32::from_be_bytes(b.try_into().unwrap()) as i64,
+        (false, Encoding::Native) => i32::from_ne_bytes(b.try_into().unwrap()) as i64,
     }
 }
 

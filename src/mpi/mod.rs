@@ -415,3 +415,20 @@ pub fn has_attr(t: Datatype, keyval: c_int) -> Result<bool> {
     check(rc, "MPI_Type_get_attr")?;
     Ok(flag != 0)
 }
+
+/// The first line of `MPI_Get_library_version`, whitespace collapsed.
+pub fn library_version() -> String {
+    let mut buf = vec![0 as c_char; 8192];
+    let mut len: c_int = 0;
+    // SAFETY: the buffer is larger than MPI_MAX_LIBRARY_VERSION_STRING in
+    // both MPIs; len is a valid out-pointer.
+    let rc = unsafe { mpi_sys::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
+    if rc != MPI_SUCCESS {
+        return "unknown MPI".into();
+    }
+    buf.push(0);
+    // SAFETY: MPI wrote a NUL-terminated string; a NUL was appended anyway.
+    let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
+    let first = s.lines().next().unwrap_or("");
+    first.split_whitespace().collect::<Vec<_>>().join(" ")
+}
