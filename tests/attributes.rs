@@ -45,7 +45,12 @@ fn create_keyval() -> c_int {
     let mut k = 0;
     ok(
         unsafe {
-            ffi::MPI_Type_create_keyval(Some(copy_blob), Some(delete_blob), &mut k, std::ptr::null_mut())
+            ffi::MPI_Type_create_keyval(
+                Some(copy_blob),
+                Some(delete_blob),
+                &mut k,
+                std::ptr::null_mut(),
+            )
         },
         "MPI_Type_create_keyval",
     );
@@ -54,14 +59,19 @@ fn create_keyval() -> c_int {
 
 fn set_blob(t: Datatype, k: c_int, bytes: &[u8]) {
     let p = Box::into_raw(Box::new(bytes.to_vec()));
-    ok(unsafe { ffi::MPI_Type_set_attr(t, k, p as *mut c_void) }, "MPI_Type_set_attr");
+    ok(
+        unsafe { ffi::MPI_Type_set_attr(t, k, p as *mut c_void) },
+        "MPI_Type_set_attr",
+    );
 }
 
 fn get_blob(t: Datatype, k: c_int) -> Option<Vec<u8>> {
     let mut p: *mut c_void = std::ptr::null_mut();
     let mut flag = 0;
     ok(
-        unsafe { ffi::MPI_Type_get_attr(t, k, &mut p as *mut *mut c_void as *mut c_void, &mut flag) },
+        unsafe {
+            ffi::MPI_Type_get_attr(t, k, &mut p as *mut *mut c_void as *mut c_void, &mut flag)
+        },
         "MPI_Type_get_attr",
     );
     (flag != 0).then(|| unsafe { (*(p as *const Vec<u8>)).clone() })
@@ -174,7 +184,11 @@ fn attributes_round_trip_at_every_level() {
     for rep in REPS {
         let bytes = marshal(rep, outer).unwrap();
         let back = unmarshal(rep, &bytes).unwrap();
-        assert_eq!(type_tree(back).unwrap(), type_tree(outer).unwrap(), "{rep:?}");
+        assert_eq!(
+            type_tree(back).unwrap(),
+            type_tree(outer).unwrap(),
+            "{rep:?}"
+        );
         assert_eq!(get_blob(back, outer_k).unwrap(), vec![1, 2, 3, 4, 5]);
         assert_eq!(get_blob(back, inner_k), None);
         assert_eq!(attr_names(back), expected);
@@ -202,7 +216,10 @@ fn nested_attributes_in_a_stream_are_all_set() {
         count: 2,
         old: Box::new(Node::named(mpix_marshal::codes::Predefined(0x209))),
     });
-    inner.attrs = vec![attr("test.nested.a", b"inner a"), attr("test.nested.b", b"inner b")];
+    inner.attrs = vec![
+        attr("test.nested.a", b"inner a"),
+        attr("test.nested.b", b"inner b"),
+    ];
     let mut outer = Node::new(Kind::Contiguous {
         count: 1,
         old: Box::new(inner),
@@ -252,7 +269,10 @@ fn a_freed_keyval_is_no_longer_marshalled() {
     set_blob(t, k, b"x");
     assert_eq!(attr_names(t)[0], vec!["test.freed".to_string()]);
     // The attribute stays on the type, but the keyval is gone.
-    ok(unsafe { ffi::MPI_Type_free_keyval(&mut k) }, "MPI_Type_free_keyval");
+    ok(
+        unsafe { ffi::MPI_Type_free_keyval(&mut k) },
+        "MPI_Type_free_keyval",
+    );
     assert!(attr_names(t)[0].is_empty(), "a freed keyval was marshalled");
     free(t);
 }
@@ -317,7 +337,10 @@ fn callback_failures_name_the_attribute() {
         .unwrap()
     };
     with(Some(failing_size), Some(blob_marshal), None);
-    expect_attr_error(marshal(Representation::External, t), "marshal_size callback returned error 7");
+    expect_attr_error(
+        marshal(Representation::External, t),
+        "marshal_size callback returned error 7",
+    );
     with(Some(blob_size), Some(overclaiming_marshal), None);
     expect_attr_error(marshal(Representation::External, t), "promised at most 4");
     with(Some(blob_size), Some(blob_marshal), Some(failing_unmarshal));
@@ -329,7 +352,10 @@ fn callback_failures_name_the_attribute() {
     attributes::forget(k);
     free(t);
     let mut k = k;
-    ok(unsafe { ffi::MPI_Type_free_keyval(&mut k) }, "MPI_Type_free_keyval");
+    ok(
+        unsafe { ffi::MPI_Type_free_keyval(&mut k) },
+        "MPI_Type_free_keyval",
+    );
 }
 
 #[test]
@@ -345,8 +371,20 @@ fn registration_is_validated() {
         })
         .unwrap_err()
     };
-    assert!(matches!(bad("", true, true, true), Error::InvalidArgument(_)));
-    assert!(matches!(bad(&"x".repeat(256), true, true, true), Error::InvalidArgument(_)));
-    assert!(matches!(bad("test.half", true, false, true), Error::InvalidArgument(_)));
-    assert!(matches!(bad("test.none", false, false, false), Error::InvalidArgument(_)));
+    assert!(matches!(
+        bad("", true, true, true),
+        Error::InvalidArgument(_)
+    ));
+    assert!(matches!(
+        bad(&"x".repeat(256), true, true, true),
+        Error::InvalidArgument(_)
+    ));
+    assert!(matches!(
+        bad("test.half", true, false, true),
+        Error::InvalidArgument(_)
+    ));
+    assert!(matches!(
+        bad("test.none", false, false, false),
+        Error::InvalidArgument(_)
+    ));
 }
