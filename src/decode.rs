@@ -8,6 +8,7 @@
 //! are.
 
 use crate::attributes::{self, Registry};
+use crate::cache::{self, Head, Held, Plan};
 use crate::codes::{Combiner, Distribution, Order, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
 use crate::external::{Encoding, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
@@ -29,8 +30,11 @@ pub fn decode(
     typerep: &'static CStr,
 ) -> Result<()> {
     with_buffer(&SCRATCH, |scratch| {
+        let start = out.len();
         out.put(header);
         let mut d = Decoder {
+            start,
+            rec: None,
             enc,
             local: mpi::local(),
             scratch,
@@ -38,9 +42,30 @@ pub fn decode(
             keyvals: attributes::snapshot(),
             typerep,
         };
-        d.node(datatype, 0).map(|_| ())
+        // Open MPI's get_contents returns fresh duplicates, which carry the
+        // inner names of the moment: kept ones would go stale, so Open MPI
+        // types are traversed every time.
+        if d.local.predefined(datatype).is_some() || d.local.constants.is_open_mpi != 0 {
+            return d.node(datatype, 0).map(|_| ());
+        }
+        if let Some(plan) = cache::lookup(datatype, enc)? {
+            return d.replay(&plan, header.len());
+        }
+        d.rec = Some(Plan::default());
+        d.node(datatype, 0)?;
+        let mut plan = d.rec.take().expect("set above");
+        if d.out.len() - start <= CACHE_AT_MOST {
+            plan.bytes = d.out.bytes()[start..].to_vec();
+            // Failing to cache costs only speed: the stream is already written.
+            let _ = cache::store(datatype, enc, plan);
+        }
+        Ok(())
     })
 }
+
+/// Streams longer than this are not cached on their type: their replay
+/// would save little next to copying them, and the copy is kept per type.
+const CACHE_AT_MOST: usize = 64 << 10;
 
 /// Buffers reused across calls on one thread, so that a marshal makes no
 /// allocation once warm.
@@ -161,6 +186,10 @@ thread_local! {
 }
 
 struct Decoder<'a> {
+    /// Where this stream starts in `out`.
+    start: usize,
+    /// What is being recorded for the type's cache (the first marshal).
+    rec: Option<Plan>,
     enc: Encoding,
     local: &'static Local,
     scratch: &'a mut Scratch,
@@ -257,12 +286,50 @@ impl Decoder<'_> {
         if large {
             word |= FLAG_LARGE;
         }
-        let mut name = [0u8; 256];
-        let name_len = if is_predefined(combiner) {
-            0
+        let only_child = (c.types.len() == 1).then(|| c.types[0]);
+        let head_at = self.out.len() - self.start;
+        if is_predefined(combiner) {
+            self.put_u32(word); // F90 types carry no name or attributes
         } else {
-            self.name(t, depth, &mut name, c)?
-        };
+            self.put_head(t, word, depth, only_child)?;
+            if let Some(rec) = &mut self.rec {
+                rec.heads.push(Head {
+                    handle: Held::new(t),
+                    word,
+                    depth,
+                    only_child: only_child.map(Held::new),
+                    head_at,
+                    fields_at: self.out.len() - self.start,
+                });
+            }
+        }
+        self.put_fields(c, wide);
+        for (i, &child) in c.types.iter().enumerate() {
+            let derived = self.node(child, depth + 1)?;
+            if derived {
+                match &mut self.rec {
+                    // The cached plan keeps the handle, to read its name
+                    // and attributes when it replays.
+                    Some(rec) => rec.handles.push(Held::new(child)),
+                    None => mpi::free(child)?,
+                }
+            }
+            *freed = i + 1;
+        }
+        Ok(())
+    }
+
+    /// A derived node's word (with NAME and ATTRS as they are now), name
+    /// and attributes.
+    fn put_head(
+        &mut self,
+        t: Datatype,
+        mut word: u32,
+        depth: usize,
+        only_child: Option<Datatype>,
+    ) -> Result<()> {
+        let mut name = [0u8; 256];
+        let name_len = self.name(t, depth, &mut name, only_child)?;
         if name_len > 0 {
             word |= FLAG_NAME;
         }
@@ -279,19 +346,31 @@ impl Decoder<'_> {
         if word & FLAG_ATTRS != 0 {
             self.put_attributes(t)?;
         }
-        self.put_fields(c, wide);
-        for (i, &child) in c.types.iter().enumerate() {
-            let derived = self.node(child, depth + 1)?;
-            if derived {
-                mpi::free(child)?;
-            }
-            *freed = i + 1;
+        Ok(())
+    }
+
+    /// Writes a cached stream again, reading each level's name and
+    /// attributes anew (the header is already written).
+    fn replay(&mut self, plan: &Plan, header_len: usize) -> Result<()> {
+        let b = &plan.bytes;
+        let first = plan.heads.first().map_or(b.len(), |h| h.head_at);
+        self.out.put(&b[header_len..first]);
+        for (i, h) in plan.heads.iter().enumerate() {
+            self.put_head(h.handle.get(), h.word, h.depth, h.only_child.map(Held::get))?;
+            let end = plan.heads.get(i + 1).map_or(b.len(), |n| n.head_at);
+            self.out.put(&b[h.fields_at..end]);
         }
         Ok(())
     }
 
     /// The user-set name, into `buf`; its length (0: none).
-    fn name(&self, t: Datatype, depth: usize, buf: &mut [u8; 256], c: &Contents) -> Result<usize> {
+    fn name(
+        &self,
+        t: Datatype,
+        depth: usize,
+        buf: &mut [u8; 256],
+        only_child: Option<Datatype>,
+    ) -> Result<usize> {
         let mut len = mpi::get_name_into(t, buf)?;
         if self.local.constants.is_open_mpi != 0 && buf[..len].starts_with(b"Dup ") {
             if depth > 0 {
@@ -301,12 +380,10 @@ impl Decoder<'_> {
             }
             // Open MPI also names what MPI_Type_dup and MPI_Type_create_resized
             // make "Dup <old type's name>" by itself: not a user's name.
-            if c.types.len() == 1 && buf[..len].starts_with(b"Dup ") {
+            if let (Some(child), true) = (only_child, buf[..len].starts_with(b"Dup ")) {
                 let mut old = [0u8; 256];
-                let mut old_len = mpi::get_name_into(c.types[0], &mut old)?;
-                if self.local.predefined(c.types[0]).is_none()
-                    && old[..old_len].starts_with(b"Dup ")
-                {
+                let mut old_len = mpi::get_name_into(child, &mut old)?;
+                if self.local.predefined(child).is_none() && old[..old_len].starts_with(b"Dup ") {
                     old_len = strip_dup(&mut old, old_len);
                 }
                 if buf[4..len] == old[..old_len] {

@@ -14,6 +14,7 @@
 
 pub mod api;
 pub mod attributes;
+mod cache;
 pub mod capi;
 pub mod codes;
 pub mod compressed;
@@ -27,5 +28,5 @@ mod scratch;
 pub mod sink;
 pub mod tree;
 
-pub use api::{marshal, marshal_into, marshal_size, type_tree, unmarshal, Representation};
+pub use api::{marshal, marshal_into, marshal_size, read, type_tree, unmarshal, Representation};
 pub use error::{Error, Result};

@@ -31,7 +31,7 @@ pub fn handle_bits(t: Datatype) -> u64 {
     }
 }
 
-fn handle_from_bits(bits: u64) -> Datatype {
+pub fn handle_from_bits(bits: u64) -> Datatype {
     // SAFETY: the inverse of handle_bits, for bits that came from a handle.
     unsafe {
         match std::mem::size_of::<Datatype>() {
@@ -400,20 +400,7 @@ pub fn geometry(t: Datatype) -> Result<Geometry> {
 
 /// Whether `keyval` has a value on `t` (`MPI_Type_get_attr`'s flag).
 pub fn has_attr(t: Datatype, keyval: c_int) -> Result<bool> {
-    let mut value: *mut std::os::raw::c_void = std::ptr::null_mut();
-    let mut flag: c_int = 0;
-    // SAFETY: both out-pointers are valid locals; MPI writes a pointer-sized
-    // value through the `void *` it receives.
-    let rc = unsafe {
-        mpi_sys::MPI_Type_get_attr(
-            t,
-            keyval,
-            &mut value as *mut *mut std::os::raw::c_void as *mut std::os::raw::c_void,
-            &mut flag,
-        )
-    };
-    check(rc, "MPI_Type_get_attr")?;
-    Ok(flag != 0)
+    Ok(get_attr(t, keyval)?.is_some())
 }
 
 /// The first line of `MPI_Get_library_version`, whitespace collapsed.
@@ -431,4 +418,29 @@ pub fn library_version() -> String {
     let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
     let first = s.lines().next().unwrap_or("");
     first.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The value of `keyval` on `t`, when set (`MPI_Type_get_attr`).
+pub fn get_attr(t: Datatype, keyval: c_int) -> Result<Option<usize>> {
+    let mut value: *mut std::os::raw::c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: both out-pointers are valid locals; MPI writes a pointer-sized
+    // value through the `void *` it receives.
+    let rc = unsafe {
+        mpi_sys::MPI_Type_get_attr(
+            t,
+            keyval,
+            &mut value as *mut *mut std::os::raw::c_void as *mut std::os::raw::c_void,
+            &mut flag,
+        )
+    };
+    check(rc, "MPI_Type_get_attr")?;
+    Ok((flag != 0).then_some(value as usize))
+}
+
+/// Sets `keyval` on `t` to `value` (`MPI_Type_set_attr`).
+pub fn set_attr(t: Datatype, keyval: c_int, value: usize) -> Result<()> {
+    // SAFETY: the value is stored, not dereferenced, by MPI.
+    let rc = unsafe { mpi_sys::MPI_Type_set_attr(t, keyval, value as *mut std::os::raw::c_void) };
+    check(rc, "MPI_Type_set_attr")
 }
