@@ -33,6 +33,7 @@ pub fn decode(
         let start = out.len();
         out.put(header);
         let mut d = Decoder {
+            name_buf: [0; 256],
             start,
             rec: None,
             enc,
@@ -186,6 +187,9 @@ thread_local! {
 }
 
 struct Decoder<'a> {
+    /// MPI_Type_get_name's buffer, zeroed once per marshal rather than once
+    /// per level (which showed in replays).
+    name_buf: [u8; 256],
     /// Where this stream starts in `out`.
     start: usize,
     /// What is being recorded for the type's cache (the first marshal).
@@ -328,8 +332,7 @@ impl Decoder<'_> {
         depth: usize,
         only_child: Option<Datatype>,
     ) -> Result<()> {
-        let mut name = [0u8; 256];
-        let name_len = self.name(t, depth, &mut name, only_child)?;
+        let name_len = name_of(self.local, t, depth, &mut self.name_buf, only_child)?;
         if name_len > 0 {
             word |= FLAG_NAME;
         }
@@ -341,7 +344,7 @@ impl Decoder<'_> {
         }
         self.put_u32(word);
         if name_len > 0 {
-            self.put_opaque(&name[..name_len]);
+            put_opaque(self.enc, self.out, &self.name_buf[..name_len]);
         }
         if word & FLAG_ATTRS != 0 {
             self.put_attributes(t)?;
@@ -363,48 +366,8 @@ impl Decoder<'_> {
         Ok(())
     }
 
-    /// The user-set name, into `buf`; its length (0: none).
-    fn name(
-        &self,
-        t: Datatype,
-        depth: usize,
-        buf: &mut [u8; 256],
-        only_child: Option<Datatype>,
-    ) -> Result<usize> {
-        let mut len = mpi::get_name_into(t, buf)?;
-        if self.local.constants.is_open_mpi != 0 && buf[..len].starts_with(b"Dup ") {
-            if depth > 0 {
-                // Open MPI's get_contents returns a duplicate of each derived
-                // argument, which it names "Dup <original name>".
-                len = strip_dup(buf, len);
-            }
-            // Open MPI also names what MPI_Type_dup and MPI_Type_create_resized
-            // make "Dup <old type's name>" by itself: not a user's name.
-            if let (Some(child), true) = (only_child, buf[..len].starts_with(b"Dup ")) {
-                let mut old = [0u8; 256];
-                let mut old_len = mpi::get_name_into(child, &mut old)?;
-                if self.local.predefined(child).is_none() && old[..old_len].starts_with(b"Dup ") {
-                    old_len = strip_dup(&mut old, old_len);
-                }
-                if buf[4..len] == old[..old_len] {
-                    len = 0;
-                }
-            }
-        }
-        if len > MAX_NAME_LEN {
-            return Err(Error::unsupported(format!(
-                "a type name of {len} bytes is longer than the format's {MAX_NAME_LEN}"
-            )));
-        }
-        Ok(len)
-    }
-
-    /// An XDR variable-length opaque: length, bytes, zero padding.
     fn put_opaque(&mut self, bytes: &[u8]) {
-        self.put_u32(bytes.len() as u32);
-        self.out.put(bytes);
-        let pad = self.enc.padded(bytes.len()) - bytes.len();
-        self.out.put(&[0u8; 3][..pad]);
+        put_opaque(self.enc, self.out, bytes);
     }
 
     /// The attribute block of `t` (spec/external.md §5.5): each present
@@ -578,6 +541,50 @@ impl Decoder<'_> {
         }
         Ok(children)
     }
+}
+
+/// The user-set name, into `buf`; its length (0: none).
+fn name_of(
+    local: &Local,
+    t: Datatype,
+    depth: usize,
+    buf: &mut [u8; 256],
+    only_child: Option<Datatype>,
+) -> Result<usize> {
+    let mut len = mpi::get_name_into(t, buf)?;
+    if local.constants.is_open_mpi != 0 && buf[..len].starts_with(b"Dup ") {
+        if depth > 0 {
+            // Open MPI's get_contents returns a duplicate of each derived
+            // argument, which it names "Dup <original name>".
+            len = strip_dup(buf, len);
+        }
+        // Open MPI also names what MPI_Type_dup and MPI_Type_create_resized
+        // make "Dup <old type's name>" by itself: not a user's name.
+        if let (Some(child), true) = (only_child, buf[..len].starts_with(b"Dup ")) {
+            let mut old = [0u8; 256];
+            let mut old_len = mpi::get_name_into(child, &mut old)?;
+            if local.predefined(child).is_none() && old[..old_len].starts_with(b"Dup ") {
+                old_len = strip_dup(&mut old, old_len);
+            }
+            if buf[4..len] == old[..old_len] {
+                len = 0;
+            }
+        }
+    }
+    if len > MAX_NAME_LEN {
+        return Err(Error::unsupported(format!(
+            "a type name of {len} bytes is longer than the format's {MAX_NAME_LEN}"
+        )));
+    }
+    Ok(len)
+}
+
+/// An opaque: length, bytes, and (XDR) zero padding.
+fn put_opaque(enc: Encoding, out: &mut Sink, bytes: &[u8]) {
+    out.put(&enc.word(bytes.len() as u32));
+    out.put(bytes);
+    let pad = enc.padded(bytes.len()) - bytes.len();
+    out.put(&[0u8; 3][..pad]);
 }
 
 /// Removes a leading "Dup " from the name in `buf`; returns the new length.
