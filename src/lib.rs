@@ -25,6 +25,7 @@ pub mod external;
 pub mod internal;
 pub mod mpi;
 mod scratch;
+pub mod signature;
 pub mod sink;
 pub mod tree;
 

@@ -268,20 +268,35 @@ fn hostile_streams_get_precise_errors() {
 #[test]
 fn nesting_past_the_limit_is_refused_without_overflow() {
     init();
-    // A stream claiming a million levels of MPI_Type_dup: the reader stops
-    // at the limit, long before the end.
-    let mut w = vec![MAGIC, 1 << 16];
-    w.extend(std::iter::repeat_n(102u32, 1_000_000));
-    w.extend([101, 0x209]);
-    let err = external::read(&words(&w)).expect_err("too deep");
-    assert!(err.to_string().contains("deeper than"), "{err}");
-    // At the limit itself it still works.
-    let depth = mpix_marshal::tree::MAX_DEPTH - 1;
-    let mut w = vec![MAGIC, 1 << 16];
-    w.extend(std::iter::repeat_n(102u32, depth));
-    w.extend([101, 0x209]);
-    let t = unmarshal(Representation::External, &words(&w)).expect("511 dups");
-    free(t);
+    // Reading and rebuilding recurse once per level: under 1 MiB of
+    // stack at the depth limit in an optimized build, up to 4 MiB in an
+    // unoptimized one (README, "Limits"). The test runs on such a stack.
+    let stack = if cfg!(debug_assertions) {
+        4 << 20
+    } else {
+        1 << 20
+    };
+    std::thread::Builder::new()
+        .stack_size(stack)
+        .spawn(|| {
+            // A stream claiming a million levels of MPI_Type_dup: the reader
+            // stops at the limit, long before the end.
+            let mut w = vec![MAGIC, 1 << 16];
+            w.extend(std::iter::repeat_n(102u32, 1_000_000));
+            w.extend([101, 0x209]);
+            let err = external::read(&words(&w)).expect_err("too deep");
+            assert!(err.to_string().contains("deeper than"), "{err}");
+            // At the limit itself it still works.
+            let depth = mpix_marshal::tree::MAX_DEPTH - 1;
+            let mut w = vec![MAGIC, 1 << 16];
+            w.extend(std::iter::repeat_n(102u32, depth));
+            w.extend([101, 0x209]);
+            let t = unmarshal(Representation::External, &words(&w)).expect("511 dups");
+            free(t);
+        })
+        .unwrap()
+        .join()
+        .expect("within the documented stack");
 }
 
 /// Compressed streams: claimed sizes are bounded before memory is spent,
