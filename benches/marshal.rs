@@ -532,20 +532,6 @@ fn bench(timer: &Timer, name: &'static str, t: Datatype, paper: Option<Paper>) -
     }
 }
 
-fn library_version() -> String {
-    let mut buf = vec![0 as c_char; 8192];
-    let mut len: c_int = 0;
-    let rc = unsafe { ffi::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
-    if rc != 0 {
-        return "unknown MPI".into();
-    }
-    let s = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned();
-    let first = s.lines().next().unwrap_or("");
-    first.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -625,7 +611,7 @@ fn main() {
 
     println!(
         "mpix-marshal benchmark, {} ({}), MPI_THREAD_SINGLE{}",
-        library_version(),
+        mpi::library_version(),
         if mpi::local().datatype(Predefined::LB).is_some() {
             "has MPI_LB/MPI_UB"
         } else {

@@ -32,9 +32,7 @@ impl Representation {
             other => Err(Error::UnknownRepresentation(other.to_string())),
         }
     }
-}
 
-impl Representation {
     /// The name attribute callbacks receive as `typerep`.
     pub fn c_name(self) -> &'static CStr {
         match self {

@@ -91,11 +91,6 @@ fn update(f: impl FnOnce(&mut Vec<Keyval>)) {
     *guard = (!list.is_empty()).then(|| Arc::new(list));
 }
 
-/// Whether `keyval` is still registered (a cheap check under the probe lock).
-fn is_registered(keyval: c_int) -> bool {
-    snapshot().is_some_and(|r| r.iter().any(|k| k.keyval == keyval))
-}
-
 /// The current registry; None when no keyval is registered.
 pub fn snapshot() -> Option<Registry> {
     if !ANY.load(Ordering::Acquire) {
@@ -113,9 +108,14 @@ pub fn snapshot() -> Option<Registry> {
 pub(crate) fn present(reg: &[Keyval], t: Datatype, out: &mut Vec<usize>) -> Result<()> {
     out.clear();
     let _shared = PROBING.read().unwrap_or_else(|p| p.into_inner());
+    // A keyval freed since `reg` was taken is no longer in the registry.
+    let now = snapshot();
+    let registered = |k: c_int| {
+        now.as_ref()
+            .is_some_and(|r| r.iter().any(|e| e.keyval == k))
+    };
     for (i, k) in reg.iter().enumerate() {
-        // A keyval freed since the snapshot was taken is skipped.
-        if k.marshal.is_some() && is_registered(k.keyval) && mpi::has_attr(t, k.keyval)? {
+        if k.marshal.is_some() && registered(k.keyval) && mpi::has_attr(t, k.keyval)? {
             out.push(i);
         }
     }

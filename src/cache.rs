@@ -72,8 +72,15 @@ impl Drop for Plan {
 
 /// The plans of one type, one per encoding.
 #[derive(Default)]
-struct Entry {
+pub(crate) struct Entry {
     plans: Mutex<[Option<Arc<Plan>>; 2]>,
+}
+
+impl Entry {
+    /// The plan for `enc`, if one was recorded.
+    pub fn plan(&self, enc: Encoding) -> Option<Arc<Plan>> {
+        self.plans.lock().unwrap_or_else(|p| p.into_inner())[slot(enc)].clone()
+    }
 }
 
 fn slot(enc: Encoding) -> usize {
@@ -138,7 +145,8 @@ fn keyval() -> Option<c_int> {
     })
 }
 
-fn entry(t: Datatype) -> Result<Option<Arc<Entry>>> {
+/// The cache entry attached to `t`, if any.
+pub(crate) fn entry(t: Datatype) -> Result<Option<Arc<Entry>>> {
     let Some(k) = keyval() else { return Ok(None) };
     let Some(id) = mpi::get_attr(t, k)? else {
         return Ok(None);
@@ -150,20 +158,17 @@ fn entry(t: Datatype) -> Result<Option<Arc<Entry>>> {
         .cloned())
 }
 
-/// The plan cached on `t` for `enc`, if any.
-pub(crate) fn lookup(t: Datatype, enc: Encoding) -> Result<Option<Arc<Plan>>> {
-    Ok(
-        entry(t)?
-            .and_then(|e| e.plans.lock().unwrap_or_else(|p| p.into_inner())[slot(enc)].clone()),
-    )
-}
-
-/// Keeps `plan` on `t` for `enc`. When the type carries no entry yet, one
-/// is created and attached.
-pub(crate) fn store(t: Datatype, enc: Encoding, plan: Plan) -> Result<()> {
+/// Keeps `plan` on `t` for `enc`, in `t`'s entry as `entry` found it
+/// before the traversal; when there was none, one is created and attached.
+pub(crate) fn store(
+    t: Datatype,
+    entry: Option<Arc<Entry>>,
+    enc: Encoding,
+    plan: Plan,
+) -> Result<()> {
     let Some(k) = keyval() else { return Ok(()) };
     let plan = Arc::new(plan);
-    let e = match entry(t)? {
+    let e = match entry {
         Some(e) => e,
         None => {
             let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);

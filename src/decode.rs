@@ -33,7 +33,6 @@ pub fn decode(
         let start = out.len();
         out.put(header);
         let mut d = Decoder {
-            name_buf: [0; 256],
             start,
             rec: None,
             enc,
@@ -49,7 +48,8 @@ pub fn decode(
         if d.local.predefined(datatype).is_some() || d.local.constants.is_open_mpi != 0 {
             return d.node(datatype, 0).map(|_| ());
         }
-        if let Some(plan) = cache::lookup(datatype, enc)? {
+        let cached = cache::entry(datatype)?;
+        if let Some(plan) = cached.as_ref().and_then(|e| e.plan(enc)) {
             return d.replay(&plan, header.len());
         }
         d.rec = Some(Plan::default());
@@ -58,7 +58,7 @@ pub fn decode(
         if d.out.len() - start <= CACHE_AT_MOST {
             plan.bytes = d.out.bytes()[start..].to_vec();
             // Failing to cache costs only speed: the stream is already written.
-            let _ = cache::store(datatype, enc, plan);
+            let _ = cache::store(datatype, cached, enc, plan);
         }
         Ok(())
     })
@@ -79,6 +79,17 @@ struct Scratch {
     segs: Vec<Seg>,
     /// Which registered keyvals have a value on the current node.
     present: Vec<usize>,
+    /// MPI_Type_get_name's buffer, zeroed once per thread rather than once
+    /// per level (which showed in replays).
+    name: NameBuf,
+}
+
+struct NameBuf(Box<[u8; 256]>);
+
+impl Default for NameBuf {
+    fn default() -> Self {
+        NameBuf(Box::new([0; 256]))
+    }
 }
 
 /// A run of a node's fields: one computed value, or `(start, len)` of
@@ -137,7 +148,7 @@ fn beyond_i32<T: Field>(v: &[T]) -> bool {
 /// exactly the room. The narrow form is only used when every value fits.
 fn put_values<T: Field>(dst: &mut [u8], src: &[T], wide: bool, enc: Encoding) {
     if enc == Encoding::Native {
-        return put_values_native(dst, src, wide);
+        return put_values_in::<T, true>(dst, src, wide);
     }
     #[cfg(target_arch = "x86_64")]
     if src.len() >= 64 && std::arch::is_x86_feature_detected!("avx2") {
@@ -145,39 +156,39 @@ fn put_values<T: Field>(dst: &mut [u8], src: &[T], wide: bool, enc: Encoding) {
         unsafe { put_values_avx2(dst, src, wide) };
         return;
     }
-    put_values_plain(dst, src, wide)
+    put_values_in::<T, false>(dst, src, wide)
 }
 
-/// `put_values` in the machine's byte order (the internal representation).
-fn put_values_native<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
-    if wide {
-        for (d, &v) in dst.chunks_exact_mut(8).zip(src) {
-            d.copy_from_slice(&v.to_i64().to_ne_bytes());
-        }
-    } else {
-        for (d, &v) in dst.chunks_exact_mut(4).zip(src) {
-            d.copy_from_slice(&(v.to_i64() as i32).to_ne_bytes());
-        }
-    }
-}
-
-/// `put_values` compiled for AVX2, where the byte swaps vectorise; long
-/// arrays (an indexed type's displacements) spend most of a marshal here.
+/// Big-endian `put_values` compiled for AVX2, where the byte swaps
+/// vectorise; long arrays (an indexed type's displacements) spend most of
+/// a marshal here.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn put_values_avx2<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
-    put_values_plain(dst, src, wide)
+    put_values_in::<T, false>(dst, src, wide)
 }
 
+/// The conversion loop, in the machine's byte order (`NATIVE`, the internal
+/// representation) or big-endian (XDR).
 #[inline(always)]
-fn put_values_plain<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
+fn put_values_in<T: Field, const NATIVE: bool>(dst: &mut [u8], src: &[T], wide: bool) {
     if wide {
         for (d, &v) in dst.chunks_exact_mut(8).zip(src) {
-            d.copy_from_slice(&v.to_i64().to_be_bytes());
+            let v = v.to_i64();
+            d.copy_from_slice(&if NATIVE {
+                v.to_ne_bytes()
+            } else {
+                v.to_be_bytes()
+            });
         }
     } else {
         for (d, &v) in dst.chunks_exact_mut(4).zip(src) {
-            d.copy_from_slice(&(v.to_i64() as i32).to_be_bytes());
+            let v = v.to_i64() as i32;
+            d.copy_from_slice(&if NATIVE {
+                v.to_ne_bytes()
+            } else {
+                v.to_be_bytes()
+            });
         }
     }
 }
@@ -187,9 +198,6 @@ thread_local! {
 }
 
 struct Decoder<'a> {
-    /// MPI_Type_get_name's buffer, zeroed once per marshal rather than once
-    /// per level (which showed in replays).
-    name_buf: [u8; 256],
     /// Where this stream starts in `out`.
     start: usize,
     /// What is being recorded for the type's cache (the first marshal).
@@ -332,7 +340,7 @@ impl Decoder<'_> {
         depth: usize,
         only_child: Option<Datatype>,
     ) -> Result<()> {
-        let name_len = name_of(self.local, t, depth, &mut self.name_buf, only_child)?;
+        let name_len = name_of(self.local, t, depth, &mut self.scratch.name.0, only_child)?;
         if name_len > 0 {
             word |= FLAG_NAME;
         }
@@ -344,7 +352,7 @@ impl Decoder<'_> {
         }
         self.put_u32(word);
         if name_len > 0 {
-            put_opaque(self.enc, self.out, &self.name_buf[..name_len]);
+            put_opaque(self.enc, self.out, &self.scratch.name.0[..name_len]);
         }
         if word & FLAG_ATTRS != 0 {
             self.put_attributes(t)?;

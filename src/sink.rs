@@ -53,10 +53,6 @@ impl Sink {
         self.room(bytes.len()).copy_from_slice(bytes);
     }
 
-    pub fn put_u32(&mut self, v: u32) {
-        self.put(&v.to_be_bytes());
-    }
-
     /// Releases an unusually large buffer once the caller is done with it.
     pub fn trim(&mut self) {
         if self.buf.len() > KEEP_AT_MOST {

@@ -48,13 +48,6 @@ impl Encoding {
         }
     }
 
-    pub fn read_word(self, b: [u8; 4]) -> u32 {
-        match self {
-            Encoding::Xdr => u32::from_be_bytes(b),
-            Encoding::Native => u32::from_ne_bytes(b),
-        }
-    }
-
     /// The bytes an opaque of `len` bytes occupies, padding included.
     pub fn padded(self, len: usize) -> usize {
         match self {
