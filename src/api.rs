@@ -1,11 +1,13 @@
 //! The safe Rust API. The C functions in `capi` are thin wrappers over it.
 
+use crate::cache;
 use crate::decode::decode;
 use crate::encode::encode;
 use crate::error::{Error, Result};
 use crate::external::{self, Encoding};
 use crate::mpi::{self, Datatype};
 use crate::scratch::with_buffer;
+use crate::signature::{self, HashKind};
 use crate::sink::Sink;
 use crate::tree::Node;
 use crate::{compressed, internal};
@@ -67,12 +69,21 @@ fn marshal_with<R>(
         sink.clear();
         let result = match rep {
             Representation::External | Representation::Compressed => {
-                let header = external::header();
-                decode(datatype, sink, &header, Encoding::Xdr, rep.c_name())
+                // The hash is written once the traversal has computed it.
+                let header = external::header(0);
+                let at = Some(external::HASH_AT);
+                decode(datatype, sink, &header, at, Encoding::Xdr, rep.c_name())
             }
             Representation::Internal => {
                 let header = internal::header();
-                decode(datatype, sink, &header, Encoding::Native, rep.c_name())
+                decode(
+                    datatype,
+                    sink,
+                    &header,
+                    None,
+                    Encoding::Native,
+                    rep.c_name(),
+                )
             }
         };
         let result = result.and_then(|()| {
@@ -148,4 +159,66 @@ pub fn read(rep: Representation, bytes: &[u8]) -> Result<Node> {
 /// level, with names (the parsed form of its external stream).
 pub fn type_tree(datatype: Datatype) -> Result<Node> {
     external::read(&marshal(Representation::External, datatype)?)
+}
+
+/// The default signature hash (`HashKind::DEFAULT`) of the type a stream
+/// holds, without rebuilding it. External and compressed streams carry it
+/// in their header, which alone is read (and trusted: `read` and
+/// `unmarshal` check it against the tree); an internal stream's tree is
+/// parsed and hashed.
+pub fn stream_signature_hash(rep: Representation, bytes: &[u8]) -> Result<u64> {
+    match rep {
+        Representation::External => external::header_hash(bytes),
+        Representation::Compressed => compressed::expand(bytes, external::header_hash),
+        Representation::Internal => {
+            signature::signature_hash(&internal::read(bytes)?, HashKind::DEFAULT)
+        }
+    }
+}
+
+/// The hash of `datatype`'s type signature in family `kind`
+/// (`spec/signature.md`). Computed over the constructor tree, never by
+/// expanding the typemap, and kept on the type: asking again is a lookup.
+pub fn signature_hash(datatype: Datatype, kind: HashKind) -> Result<u64> {
+    signature_figure(
+        datatype,
+        |s| s.hashes[kind.code() as usize],
+        |tree| signature::signature_hash(tree, kind),
+        |s, v| s.hashes[kind.code() as usize] = Some(v),
+    )
+}
+
+/// The number of basic elements in `datatype`'s type signature (exact;
+/// it may exceed 2^64 for large-count types). Kept on the type like the hashes.
+pub fn signature_count(datatype: Datatype) -> Result<u128> {
+    signature_figure(
+        datatype,
+        |s| s.count,
+        signature::signature_count,
+        |s, v| s.count = Some(v),
+    )
+}
+
+/// A signature figure of `datatype`: from its cache entry if there, else
+/// computed from its tree and kept. Predefined types are not cached (their
+/// tree costs nothing).
+fn signature_figure<T: Copy>(
+    datatype: Datatype,
+    cached: impl Fn(&cache::Signature) -> Option<T>,
+    compute: impl FnOnce(&Node) -> Result<T>,
+    keep: impl FnOnce(&mut cache::Signature, T),
+) -> Result<T> {
+    ready()?;
+    if let Some(p) = mpi::local().predefined(datatype) {
+        return compute(&Node::named(p));
+    }
+    let entry = cache::entry_or_attach(datatype)?;
+    if let Some(v) = entry.as_ref().and_then(|e| cached(&e.signature())) {
+        return Ok(v);
+    }
+    let v = compute(&type_tree(datatype)?)?;
+    if let Some(e) = entry {
+        e.update_signature(|s| keep(s, v));
+    }
+    Ok(v)
 }

@@ -70,16 +70,34 @@ impl Drop for Plan {
     }
 }
 
-/// The plans of one type, one per encoding.
+/// What is kept on one type: its plans, one per encoding, and what was
+/// computed of its signature (types are immutable, so these never go stale).
 #[derive(Default)]
 pub(crate) struct Entry {
     plans: Mutex<[Option<Arc<Plan>>; 2]>,
+    signature: Mutex<Signature>,
+}
+
+/// A type's signature figures, as far as they were asked for.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Signature {
+    /// Indexed by `HashKind::code()`.
+    pub hashes: [Option<u64>; 8],
+    pub count: Option<u128>,
 }
 
 impl Entry {
     /// The plan for `enc`, if one was recorded.
     pub fn plan(&self, enc: Encoding) -> Option<Arc<Plan>> {
         self.plans.lock().unwrap_or_else(|p| p.into_inner())[slot(enc)].clone()
+    }
+
+    pub fn signature(&self) -> Signature {
+        *self.signature.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn update_signature(&self, f: impl FnOnce(&mut Signature)) {
+        f(&mut self.signature.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
@@ -166,28 +184,38 @@ pub(crate) fn store(
     enc: Encoding,
     plan: Plan,
 ) -> Result<()> {
-    let Some(k) = keyval() else { return Ok(()) };
-    let plan = Arc::new(plan);
-    let e = match entry {
-        Some(e) => e,
-        None => {
-            let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-            let e = Arc::new(Entry::default());
-            table()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id, e.clone());
-            if let Err(err) = mpi::set_attr(t, k, id) {
-                let removed = table()
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(&id);
-                drop(removed);
-                return Err(err);
-            }
-            e
-        }
+    let Some(e) = entry.map_or_else(|| attach(t), |e| Ok(Some(e)))? else {
+        return Ok(());
     };
-    e.plans.lock().unwrap_or_else(|p| p.into_inner())[slot(enc)] = Some(plan);
+    e.plans.lock().unwrap_or_else(|p| p.into_inner())[slot(enc)] = Some(Arc::new(plan));
     Ok(())
+}
+
+/// `t`'s entry, attached now if it had none; None if the library has no
+/// keyval.
+pub(crate) fn entry_or_attach(t: Datatype) -> Result<Option<Arc<Entry>>> {
+    match entry(t)? {
+        Some(e) => Ok(Some(e)),
+        None => attach(t),
+    }
+}
+
+/// A new entry, attached to `t` (which has none).
+fn attach(t: Datatype) -> Result<Option<Arc<Entry>>> {
+    let Some(k) = keyval() else { return Ok(None) };
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let e = Arc::new(Entry::default());
+    table()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(id, e.clone());
+    if let Err(err) = mpi::set_attr(t, k, id) {
+        let removed = table()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        drop(removed);
+        return Err(err);
+    }
+    Ok(Some(e))
 }

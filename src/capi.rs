@@ -9,7 +9,8 @@ use crate::api::{self, Representation};
 use crate::attributes::{self, Keyval};
 use crate::error::{Error, Result};
 use crate::mpi;
-use mpi_sys::{MPI_Aint, MPI_Datatype};
+use crate::signature::HashKind;
+use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -34,6 +35,23 @@ pub const MPIX_MARSHAL_ERR_INTERNAL: c_int = 6;
 pub const MPIX_MARSHAL_ERR_ATTRIBUTE: c_int = 7;
 
 const KINDS: usize = 7;
+
+/// Signature hash family: Gropp (2000), (α, n) with xor and circular shift; 32 bits.
+pub const MPIX_HASH_GROPP: c_int = 1;
+/// Signature hash family: xor-bs1 of Langou et al. (2005); 32 bits.
+pub const MPIX_HASH_XOR_BS1: c_int = 2;
+/// Signature hash family: mmm-bs1 of Langou et al. (2005); 32 bits.
+pub const MPIX_HASH_MMM_BS1: c_int = 3;
+/// Signature hash family: gfd over GF(2^8), m = 4, of Langou et al.; 32 bits.
+pub const MPIX_HASH_GFD8: c_int = 4;
+/// Signature hash family: gfd over GF(2^16), m = 2, of Langou et al.; 32 bits.
+pub const MPIX_HASH_GFD16: c_int = 5;
+/// Signature hash family: CRC-32 of the signature's byte string; 32 bits.
+pub const MPIX_HASH_CRC32: c_int = 6;
+/// Signature hash family: polynomial hash modulo 2^61 - 1; 61 bits.
+pub const MPIX_HASH_DEFAULT64: c_int = 7;
+/// The library's default family, the one external streams carry.
+pub const MPIX_HASH_DEFAULT: c_int = MPIX_HASH_DEFAULT64;
 
 /// Sets `*size` to an upper bound of the bytes the marshal callback writes
 /// for the attribute of `keyval` on `type`.
@@ -222,6 +240,22 @@ fn representation(typerep: *const c_char) -> Result<Representation> {
     Representation::parse(&name.to_string_lossy())
 }
 
+/// The caller's input buffer as a slice (empty when `insize` is 0).
+///
+/// # Safety
+/// A non-null `inbuf` points to `insize` readable bytes.
+unsafe fn input<'a>(inbuf: *const c_void, insize: MPI_Aint) -> Result<&'a [u8]> {
+    let insize = length(insize, "insize")?;
+    if insize == 0 {
+        return Ok(&[]);
+    }
+    if inbuf.is_null() {
+        return Err(Error::invalid("inbuf is NULL"));
+    }
+    // SAFETY: inbuf is non-null and points to insize readable bytes.
+    Ok(unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize) })
+}
+
 fn length(n: MPI_Aint, what: &str) -> Result<usize> {
     usize::try_from(n).map_err(|_| Error::invalid(format!("{what} is negative ({n})")))
 }
@@ -308,16 +342,8 @@ pub unsafe extern "C" fn MPIX_Type_unmarshal(
     boundary(|| {
         let rep = representation(typerep)?;
         let out = arg(r#type, "type")?;
-        let insize = length(insize, "insize")?;
-        if inbuf.is_null() && insize > 0 {
-            return Err(Error::invalid("inbuf is NULL"));
-        }
-        let bytes: &[u8] = if insize == 0 {
-            &[]
-        } else {
-            // SAFETY: inbuf points to insize readable bytes (checked non-null).
-            unsafe { std::slice::from_raw_parts(inbuf as *const u8, insize) }
-        };
+        // SAFETY: inbuf points to insize readable bytes, as documented.
+        let bytes = unsafe { input(inbuf, insize)? };
         *out = api::unmarshal(rep, bytes)?;
         Ok(())
     })
@@ -376,6 +402,82 @@ pub extern "C" fn MPIX_Type_unregister_marshaled_keyval(keyval: c_int) -> c_int 
                 "keyval {keyval} is not registered for marshalling"
             )))
         }
+    })
+}
+
+/// Sets `*hash` to the hash of `type`'s type signature (the sequence of
+/// basic types it moves) in the family `kind`, one of the MPIX_HASH_*
+/// constants; the value is in the family's low 32 (or 61) bits. Computed
+/// from the constructor tree without expanding the typemap, and kept on the
+/// type, so asking again costs a lookup. Equal signatures give equal
+/// hashes whatever the types' structure.
+///
+/// # Safety
+/// `hash` points to a writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_signature_hash(
+    r#type: MPI_Datatype,
+    kind: c_int,
+    hash: *mut u64,
+) -> c_int {
+    boundary(|| {
+        let hash = arg(hash, "hash")?;
+        let kind = u32::try_from(kind)
+            .ok()
+            .and_then(HashKind::from_code)
+            .ok_or_else(|| Error::invalid(format!("{kind} is not an MPIX_HASH_* kind")))?;
+        *hash = api::signature_hash(r#type, kind)?;
+        Ok(())
+    })
+}
+
+/// Sets `*hash` to the default signature hash (MPIX_HASH_DEFAULT) of the
+/// type that `insize` bytes at `inbuf`, written by `MPIX_Type_marshal` with
+/// `typerep`, describe, without rebuilding the type: compare it with
+/// `MPIX_Type_signature_hash(expected, MPIX_HASH_DEFAULT, ...)` to check a
+/// received description. External and compressed streams carry the hash in
+/// their header, which is all that is read (`MPIX_Type_unmarshal` checks
+/// it against the whole stream); an internal stream is parsed and hashed.
+///
+/// # Safety
+/// `typerep` is a NUL-terminated string; `inbuf` points to `insize`
+/// readable bytes; `hash` points to a writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_marshaled_signature_hash(
+    typerep: *const c_char,
+    inbuf: *const c_void,
+    insize: MPI_Aint,
+    hash: *mut u64,
+) -> c_int {
+    boundary(|| {
+        let rep = representation(typerep)?;
+        let hash = arg(hash, "hash")?;
+        // SAFETY: inbuf points to insize readable bytes, as documented.
+        let bytes = unsafe { input(inbuf, insize)? };
+        *hash = api::stream_signature_hash(rep, bytes)?;
+        Ok(())
+    })
+}
+
+/// Sets `*count` to the number of basic elements in `type`'s type
+/// signature (what `MPI_Get_elements_c` reports for one whole `type`).
+/// A count beyond `MPI_Count`'s range is an error of the
+/// MPIX_MARSHAL_ERR_UNSUPPORTED kind.
+///
+/// # Safety
+/// `count` points to a writable `MPI_Count`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_signature_count(
+    r#type: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> c_int {
+    boundary(|| {
+        let count = arg(count, "count")?;
+        let n = api::signature_count(r#type)?;
+        *count = MPI_Count::try_from(n).map_err(|_| {
+            Error::unsupported(format!("the signature has {n} elements, beyond MPI_Count"))
+        })?;
+        Ok(())
     })
 }
 

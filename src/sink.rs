@@ -59,4 +59,9 @@ impl Sink {
             *self = Sink::default();
         }
     }
+
+    /// Overwrites bytes already written, from `at`.
+    pub fn patch(&mut self, at: usize, bytes: &[u8]) {
+        self.buf[..self.len][at..at + bytes.len()].copy_from_slice(bytes);
+    }
 }

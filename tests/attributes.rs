@@ -226,7 +226,7 @@ fn nested_attributes_in_a_stream_are_all_set() {
     });
     outer.attrs = vec![attr("test.nested.b", b"outer b")];
     let mut bytes = Vec::new();
-    mpix_marshal::external::write(&outer, &mut bytes);
+    mpix_marshal::external::write(&outer, &mut bytes).unwrap();
     let before = UNMARSHALLED.load(std::sync::atomic::Ordering::SeqCst);
     let back = unmarshal(Representation::External, &bytes).unwrap();
     let calls = UNMARSHALLED.load(std::sync::atomic::Ordering::SeqCst) - before;

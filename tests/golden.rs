@@ -74,6 +74,9 @@ fn golden_vectors_both_ways() {
             type_tree(t).unwrap(),
             "{file}: reads back into another tree"
         );
+        if std::env::var_os("MPIX_UPDATE_GOLDEN").is_some() {
+            continue; // the spec is edited by hand, after the files
+        }
         assert_eq!(
             spec_bytes(&spec, section),
             golden,

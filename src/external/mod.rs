@@ -7,21 +7,38 @@ mod read;
 mod write;
 
 pub use read::{read, read_nodes};
+
 pub use write::write;
 
 /// "MXDT": the first word of every external stream.
 pub const MAGIC: u32 = 0x4d58_4454;
-/// The format version, in the high half of the second word.
-pub const VERSION: u32 = 1;
-/// Header length in bytes.
-pub const HEADER_LEN: usize = 8;
+/// The format version, in the top 3 bits of the header's hyper.
+pub const VERSION: u32 = 2;
+/// Header length in bytes: the magic word, then a hyper holding the version
+/// (top 3 bits) and the signature hash (low 61 bits).
+pub const HEADER_LEN: usize = 12;
+/// Where the header's hyper starts.
+pub const HASH_AT: usize = 4;
 
-/// The 8 header bytes: the magic word and the version word.
-pub fn header() -> [u8; HEADER_LEN] {
+/// The header's hyper for a signature hash (below 2^61), big-endian.
+pub fn version_and_hash(hash: u64) -> [u8; 8] {
+    (u64::from(VERSION) << 61 | hash).to_be_bytes()
+}
+
+/// The 12 header bytes for a type of default signature hash `hash`
+/// (`signature::Default64`).
+pub fn header(hash: u64) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[..4].copy_from_slice(&MAGIC.to_be_bytes());
-    h[4..].copy_from_slice(&(VERSION << 16).to_be_bytes());
+    h[HASH_AT..].copy_from_slice(&version_and_hash(hash));
     h
+}
+
+/// The signature hash an external stream's header carries, read from the
+/// header alone (the rest of the stream is not looked at): what a reader
+/// compares with the hash of the type it expects, without rebuilding it.
+pub fn header_hash(bytes: &[u8]) -> crate::Result<u64> {
+    read::header(bytes)
 }
 
 /// Node word flags (bits 16..31 of the word that starts each node).

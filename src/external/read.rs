@@ -3,17 +3,36 @@
 //! than what the remaining input could describe.
 
 use super::{
-    Encoding, FLAGS_KNOWN, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, HEADER_LEN, MAGIC, VERSION,
+    Encoding, FLAGS_KNOWN, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, HASH_AT, HEADER_LEN,
+    MAGIC, VERSION,
 };
 use crate::codes::{Combiner, Distribution, Order, Predefined};
 use crate::error::{Error, Result};
+use crate::signature::{self, default64, HashKind};
 use crate::tree::{
-    supports_large, Attribute, Kind, Node, MAX_ATTR_NAME_LEN, MAX_DEPTH, MAX_NAME_LEN,
+    supports_large, validate, Attribute, Kind, Node, MAX_ATTR_NAME_LEN, MAX_DEPTH, MAX_NAME_LEN,
 };
 use xdr_codec::Unpack;
 
-/// Parses a whole external stream.
+/// Parses a whole external stream, and checks that the header's signature
+/// hash is the tree's.
 pub fn read(bytes: &[u8]) -> Result<Node> {
+    let hash = header(bytes)?;
+    let root = read_nodes(bytes, HEADER_LEN, Encoding::Xdr)?;
+    // A tree whose signature cannot be computed breaks a rule of §9: say which.
+    let actual = signature::signature_hash(&root, HashKind::DEFAULT)
+        .map_err(|e| validate(&root).err().unwrap_or(e))?;
+    if actual != hash {
+        return Err(Error::corrupt(
+            HASH_AT,
+            format!("the header's signature hash {hash:#018x} is not the type's ({actual:#018x})"),
+        ));
+    }
+    Ok(root)
+}
+
+/// Checks the header (spec/external.md §4) and returns its signature hash.
+pub(super) fn header(bytes: &[u8]) -> Result<u64> {
     let mut r = Reader {
         bytes,
         pos: 0,
@@ -26,19 +45,26 @@ pub fn read(bytes: &[u8]) -> Result<Node> {
             format!("not an mpix-marshal external stream (first word {magic:#010x}, expected {MAGIC:#010x} \"MXDT\")"),
         ));
     }
-    let version = r.u32("the version word")?;
-    if version != VERSION << 16 {
+    let high = r.u32("the version and signature hash")?;
+    let low = r.u32("the version and signature hash")?;
+    let version = high >> 29;
+    if version != VERSION {
+        // Version 1 had a 32-bit version word, 0x00010000.
+        let version = if high == 0x0001_0000 { 1 } else { version };
         return Err(Error::corrupt(
-            4,
-            format!(
-                "unsupported format version {} with flags {:#06x} (this library reads version {VERSION} without flags)",
-                version >> 16,
-                version & 0xffff
-            ),
+            HASH_AT,
+            format!("unsupported format version {version} (this library reads version {VERSION})"),
+        ));
+    }
+    let hash = u64::from(high & 0x1fff_ffff) << 32 | u64::from(low);
+    if hash >= default64::P {
+        return Err(Error::corrupt(
+            HASH_AT,
+            format!("signature hash {hash:#018x} is not below 2^61 - 1"),
         ));
     }
     debug_assert_eq!(r.pos, HEADER_LEN);
-    r.root()
+    Ok(hash)
 }
 
 /// Parses the node grammar in `enc` from byte `start` of `bytes` (after a
@@ -259,6 +285,22 @@ impl Reader<'_> {
         let combiner = Combiner::from_code(word & 0xffff).ok_or_else(|| {
             Error::corrupt(at, format!("unknown combiner code {}", word & 0xffff))
         })?;
+        if combiner == Combiner::Named {
+            // The high half is the predefined code, not flags (§5.2).
+            let code = word >> 16;
+            let p = Predefined::from_code(code).ok_or_else(|| {
+                Error::corrupt(at, format!("unknown predefined datatype code {code:#x}"))
+            })?;
+            return Ok(Head {
+                combiner,
+                wide: false,
+                large: false,
+                name: None,
+                attrs: Vec::new(),
+                named: Some(Node::named(p)),
+                fields_at: 0,
+            });
+        }
         let flags = word & !0xffff;
         if flags & !FLAGS_KNOWN != 0 {
             return Err(Error::corrupt(
@@ -274,7 +316,7 @@ impl Reader<'_> {
         );
         let predefined = matches!(
             combiner,
-            Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer
+            Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer
         );
         if predefined && (named || large || attributed) {
             return Err(Error::corrupt(
@@ -300,21 +342,6 @@ impl Reader<'_> {
             named: None,
             fields_at: 0,
         };
-        if combiner == Combiner::Named {
-            if wide {
-                return Err(Error::corrupt(at, "MPI_COMBINER_NAMED takes no flags"));
-            }
-            let code_at = self.pos;
-            let code = self.u32("a predefined datatype code")?;
-            let p = Predefined::from_code(code).ok_or_else(|| {
-                Error::corrupt(
-                    code_at,
-                    format!("unknown predefined datatype code {code:#x}"),
-                )
-            })?;
-            head.named = Some(Node::named(p));
-            return Ok(head);
-        }
         if named {
             head.name = Some(self.name()?);
         }
@@ -331,8 +358,8 @@ impl Reader<'_> {
     #[inline(never)]
     fn fields(&mut self, combiner: Combiner, w: bool) -> Result<Vec<i64>> {
         let unit = if w { 8 } else { 4 };
-        // Every child node takes at least 8 bytes (a node word and a code).
-        const CHILD: usize = 8;
+        // Every child node takes at least 4 bytes (a NAMED node's one word).
+        const CHILD: usize = 4;
         let mut f = Vec::new();
         match combiner {
             Combiner::Named => unreachable!("read by head"),

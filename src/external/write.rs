@@ -1,14 +1,19 @@
 //! Tree → external bytes.
 
-use super::{FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, MAGIC, VERSION};
+use super::{header, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
+use crate::error::Result;
+use crate::signature::{self, HashKind};
 use crate::tree::{Kind, Node};
 use xdr_codec::Pack;
 
-/// Appends the external stream of `tree` to `out`.
-pub fn write(tree: &Node, out: &mut Vec<u8>) {
-    put_u32(out, MAGIC);
-    put_u32(out, VERSION << 16);
+/// Appends the external stream of `tree` to `out`. The header's signature
+/// hash is computed from the tree, so a tree whose signature cannot be
+/// computed (a negative count, say: one `tree::validate` refuses) is an error.
+pub fn write(tree: &Node, out: &mut Vec<u8>) -> Result<()> {
+    let hash = signature::signature_hash(tree, HashKind::DEFAULT)?;
+    out.extend_from_slice(&header(hash));
     node(tree, out);
+    Ok(())
 }
 
 fn put_u32(out: &mut Vec<u8>, v: u32) {
@@ -47,11 +52,11 @@ fn node(n: &Node, out: &mut Vec<u8>) {
     if !n.attrs.is_empty() {
         word |= FLAG_ATTRS;
     }
-    put_u32(out, word);
     if let Kind::Named(p) = n.kind {
-        put_u32(out, p.0 as u32);
+        put_u32(out, word | (p.0 as u32) << 16);
         return;
     }
+    put_u32(out, word);
     if let Some(name) = &n.name {
         let _ = xdr_codec::pack_opaque_flex(name, None, out);
     }

@@ -23,7 +23,7 @@
 pub mod basic;
 pub mod checksum;
 pub mod crc;
-mod darray;
+pub(crate) mod darray;
 pub mod default64;
 mod exact;
 pub mod fold;

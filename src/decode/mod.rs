@@ -11,27 +11,34 @@ use crate::attributes::{self, Registry};
 use crate::cache::{self, Head, Held, Plan};
 use crate::codes::{Combiner, Distribution, Order, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
-use crate::external::{Encoding, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
+use crate::external::{self, Encoding, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
+use crate::signature::Default64;
 use crate::sink::Sink;
 use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
+mod signature;
+
 /// Appends the external stream of `datatype` to `out`. On error `out` may
 /// hold a partial stream; the handle itself is never freed.
-/// `header` starts the stream; `enc` is the node grammar's encoding.
+/// `header` starts the stream; `enc` is the node grammar's encoding. With
+/// `hash_at`, the default signature hash of the type is written big-endian
+/// over the header's 8 bytes at that offset.
 pub fn decode(
     datatype: Datatype,
     out: &mut Sink,
     header: &[u8],
+    hash_at: Option<usize>,
     enc: Encoding,
     typerep: &'static CStr,
 ) -> Result<()> {
     with_buffer(&SCRATCH, |scratch| {
         let start = out.len();
         out.put(header);
+        scratch.sigs.clear();
         let mut d = Decoder {
             start,
             rec: None,
@@ -41,19 +48,33 @@ pub fn decode(
             out,
             keyvals: attributes::snapshot(),
             typerep,
+            hashing: hash_at.is_some(),
+        };
+        let patch_hash = |d: &mut Decoder| {
+            if let (Some(at), Some(sig)) = (hash_at, d.scratch.sigs.pop()) {
+                d.out.patch(start + at, &external::version_and_hash(sig.h));
+            }
         };
         // Open MPI's get_contents returns fresh duplicates, which carry the
         // inner names of the moment: kept ones would go stale, so Open MPI
         // types are traversed every time.
         if d.local.predefined(datatype).is_some() || d.local.constants.is_open_mpi != 0 {
-            return d.node(datatype, 0).map(|_| ());
+            d.node(datatype, 0)?;
+            patch_hash(&mut d);
+            return Ok(());
         }
         let cached = cache::entry(datatype)?;
         if let Some(plan) = cached.as_ref().and_then(|e| e.plan(enc)) {
-            return d.replay(&plan, header.len());
+            d.replay(&plan, header.len())?;
+            if let Some(at) = hash_at {
+                // The recorded stream's header holds the hash.
+                d.out.patch(start + at, &plan.bytes[at..at + 8]);
+            }
+            return Ok(());
         }
         d.rec = Some(Plan::default());
         d.node(datatype, 0)?;
+        patch_hash(&mut d);
         let mut plan = d.rec.take().expect("set above");
         if d.out.len() - start <= CACHE_AT_MOST {
             plan.bytes = d.out.bytes()[start..].to_vec();
@@ -82,6 +103,11 @@ struct Scratch {
     /// MPI_Type_get_name's buffer, zeroed once per thread rather than once
     /// per level (which showed in replays).
     name: NameBuf,
+    /// When hashing: the signature values of the levels walked and not yet
+    /// taken by their parent (a stack), and each depth's fields, kept for
+    /// after its children (which reuse `segs`).
+    sigs: Vec<Default64>,
+    saved_segs: Vec<Vec<Seg>>,
 }
 
 struct NameBuf(Box<[u8; 256]>);
@@ -210,6 +236,8 @@ struct Decoder<'a> {
     keyvals: Option<Registry>,
     /// The representation's name, for attribute callbacks.
     typerep: &'static CStr,
+    /// Whether the signature hash is computed (`Scratch::sigs`).
+    hashing: bool,
 }
 
 fn is_predefined(c: Combiner) -> bool {
@@ -238,8 +266,10 @@ impl Decoder<'_> {
         }
         // A predefined handle is known without asking MPI.
         if let Some(p) = self.local.predefined(t) {
-            self.put_u32(Combiner::Named.code());
-            self.put_u32(p.0 as u32);
+            self.put_u32(Combiner::Named.code() | (p.0 as u32) << 16);
+            if self.hashing {
+                self.scratch.sigs.push(signature::named(p)?);
+            }
             return Ok(false);
         }
         let env = mpi::envelope(t)?;
@@ -316,6 +346,14 @@ impl Decoder<'_> {
             }
         }
         self.put_fields(c, wide);
+        if self.hashing {
+            let saved = &mut self.scratch.saved_segs;
+            if saved.len() <= depth {
+                saved.resize_with(depth + 1, Vec::new);
+            }
+            saved[depth].clear();
+            saved[depth].extend_from_slice(&self.scratch.segs);
+        }
         for (i, &child) in c.types.iter().enumerate() {
             let derived = self.node(child, depth + 1)?;
             if derived {
@@ -327,6 +365,17 @@ impl Decoder<'_> {
                 }
             }
             *freed = i + 1;
+        }
+        if self.hashing {
+            let sigs = &mut self.scratch.sigs;
+            let first = sigs.len() - nchildren;
+            let fields = signature::Fields {
+                segs: &self.scratch.saved_segs[depth],
+                c,
+            };
+            let value = signature::level(combiner, &fields, &mut sigs[first..])?;
+            sigs.truncate(first);
+            sigs.push(value);
         }
         Ok(())
     }
