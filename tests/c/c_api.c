@@ -226,6 +226,81 @@ int main(int argc, char **argv)
         MPI_Errhandler_free(&eh);
     }
 
+    /* Signatures: hashes, counts, the hash a stream carries. */
+    {
+        MPI_Datatype id[2] = {MPI_INT, MPI_DOUBLE}, s1, s2, c2;
+        int one[4] = {1, 1, 1, 1};
+        MPI_Aint d[4] = {0, 8, 16, 24};
+        MPI_Datatype id4[4] = {MPI_INT, MPI_DOUBLE, MPI_INT, MPI_DOUBLE};
+        MPI_OK(MPI_Type_create_struct(2, one, d, id, &s1));
+        MPI_OK(MPI_Type_contiguous(2, s1, &c2));
+        MPI_OK(MPI_Type_create_struct(4, one, d, id4, &s2));
+        for (int kind = MPIX_HASH_GROPP; kind <= MPIX_HASH_DEFAULT64; kind++) {
+            uint64_t a = 1, b = 2;
+            MPI_OK(MPIX_Type_signature_hash(c2, kind, &a));
+            MPI_OK(MPIX_Type_signature_hash(s2, kind, &b));
+            CHECK(a == b, "kind %d: contiguous(2, struct{int,double}) %llx, struct{int,double,int,double} %llx",
+                  kind, (unsigned long long)a, (unsigned long long)b);
+            uint64_t again = 0;
+            MPI_OK(MPIX_Type_signature_hash(c2, kind, &again)); /* from the cache */
+            CHECK(again == a, "kind %d: cached hash differs", kind);
+            MPI_OK(MPIX_Type_signature_hash(s1, kind, &b));
+            CHECK(a != b, "kind %d: struct{int,double} hashes as its double", kind);
+        }
+        uint64_t h = 42;
+        int rc = MPIX_Type_signature_hash(c2, 99, &h);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && h == 42, "kind 99: kind %d, hash %llu",
+              kind_of(rc), (unsigned long long)h);
+        rc = MPIX_Type_signature_hash(c2, MPIX_HASH_DEFAULT, NULL);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT, "NULL hash: kind %d", kind_of(rc));
+
+        MPI_Count count = 0;
+        MPI_OK(MPIX_Type_signature_count(c2, &count));
+        CHECK(count == 4, "contiguous(2, struct{int,double}) has %lld elements", (long long)count);
+        MPI_OK(MPIX_Type_signature_count(types[0], &count));
+        CHECK(count == 14, "paper indexed has %lld bytes", (long long)count);
+        MPI_OK(MPIX_Type_signature_count(types[1], &count));
+        CHECK(count == 5000, "HDF5 complex has %lld bytes", (long long)count);
+        /* 2^40 elements: beyond any int, found without expanding. */
+        MPI_Datatype m, big;
+        MPI_OK(MPI_Type_contiguous(1 << 20, MPI_INT, &m));
+        MPI_OK(MPI_Type_contiguous(1 << 20, m, &big));
+        MPI_OK(MPIX_Type_signature_count(big, &count));
+        CHECK(count == (MPI_Count)1 << 40, "2^40 ints counted as %lld", (long long)count);
+
+        /* Each representation's stream gives the type's own default hash. */
+        uint64_t want = 0;
+        MPI_OK(MPIX_Type_signature_hash(types[1], MPIX_HASH_DEFAULT, &want));
+        for (int r = 0; r < 3; r++) {
+            MPI_Aint need = 0, w = 0;
+            MPI_OK(MPIX_Type_marshal_size(reps[r], types[1], &need));
+            unsigned char *sbuf = malloc((size_t)need);
+            MPI_OK(MPIX_Type_marshal(reps[r], types[1], sbuf, need, &w));
+            uint64_t got = 0;
+            MPI_OK(MPIX_Type_marshaled_signature_hash(reps[r], sbuf, w, &got));
+            CHECK(got == want, "%s stream carries %llx, the type hashes to %llx", reps[r],
+                  (unsigned long long)got, (unsigned long long)want);
+            free(sbuf);
+        }
+        /* A header claiming another signature is refused as corrupt. */
+        unsigned char a_buf[64], b_buf[64];
+        MPI_Aint na = 0, nb = 0;
+        MPI_OK(MPIX_Type_marshal("external", types[0], a_buf, sizeof a_buf, &na));
+        MPI_OK(MPIX_Type_marshal("external", MPI_INT, b_buf, sizeof b_buf, &nb));
+        memcpy(a_buf + 4, b_buf + 4, 8);
+        MPI_Datatype out = MPI_INT;
+        rc = MPIX_Type_unmarshal("external", a_buf, na, &out);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_CORRUPT && out == MPI_INT, "swapped hash: kind %d", kind_of(rc));
+        char msg[MPI_MAX_ERROR_STRING];
+        error_text(rc, msg);
+        CHECK(strstr(msg, "signature hash") != NULL, "message: %s", msg);
+        MPI_Type_free(&big);
+        MPI_Type_free(&m);
+        MPI_Type_free(&s1);
+        MPI_Type_free(&s2);
+        MPI_Type_free(&c2);
+    }
+
     for (int i = 0; i < 4; i++)
         hostile_variants(types[i], names[i]);
     hostile_variants(MPI_DOUBLE, "MPI_DOUBLE");
