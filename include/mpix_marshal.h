@@ -90,6 +90,32 @@
 #define MPIX_HASH_DEFAULT MPIX_HASH_DEFAULT64
 
 /*
+ Comparison level: the same type signature (exactly, not by hash).
+ */
+#define MPIX_COMPARE_SIGNATURE 1
+
+/*
+ Comparison level: the same typemap (basic types and displacements), lb,
+ extent and explicit bound markers.
+ */
+#define MPIX_COMPARE_TYPEMAP 2
+
+/*
+ Comparison level: the same constructor tree (envelope/contents at every level).
+ */
+#define MPIX_COMPARE_CONSTRUCTOR 3
+
+/*
+ Comparison level: the same constructor tree and names at every level.
+ */
+#define MPIX_COMPARE_NAMES 4
+
+/*
+ Comparison level: the same tree, names and marshalled attributes.
+ */
+#define MPIX_COMPARE_ATTRIBUTES 5
+
+/*
  Sets `*size` to an upper bound of the bytes the marshal callback writes
  for the attribute of `keyval` on `type`.
  */
@@ -208,6 +234,21 @@ int MPIX_Type_marshaled_signature_hash(const char *typerep, const void *inbuf, M
  `count` points to a writable `MPI_Count`.
  */
 int MPIX_Type_signature_count(MPI_Datatype type, MPI_Count *count);
+
+/*
+ Compares `type_a` and `type_b` at `level` (an MPIX_COMPARE_* constant)
+ and every weaker level. Sets `*result` to 0 when they are equal, else to
+ the weakest level at which they differ. When `explanation` is not NULL,
+ writes a NUL-terminated description of the first difference into it
+ (at most `explanation_size` bytes, cut if longer; empty when equal):
+ for signatures and typemaps the element index and the path to it in
+ each type, for trees the path and the argument that differ.
+
+ # Safety
+ `result` points to a writable `int`; `explanation`, when not NULL,
+ points to `explanation_size` writable bytes.
+ */
+int MPIX_Type_compare(MPI_Datatype type_a, MPI_Datatype type_b, int level, int *result, char *explanation, int explanation_size);
 
 /*
  Sets `*kind` to the MPIX_MARSHAL_ERR_* kind of an error code returned by

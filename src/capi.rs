@@ -7,6 +7,7 @@
 
 use crate::api::{self, Representation};
 use crate::attributes::{self, Keyval};
+use crate::compare::{self, Level};
 use crate::error::{Error, Result};
 use crate::mpi;
 use crate::signature::HashKind;
@@ -52,6 +53,18 @@ pub const MPIX_HASH_CRC32: c_int = 6;
 pub const MPIX_HASH_DEFAULT64: c_int = 7;
 /// The library's default family, the one external streams carry.
 pub const MPIX_HASH_DEFAULT: c_int = MPIX_HASH_DEFAULT64;
+
+/// Comparison level: the same type signature (exactly, not by hash).
+pub const MPIX_COMPARE_SIGNATURE: c_int = 1;
+/// Comparison level: the same typemap (basic types and displacements), lb,
+/// extent and explicit bound markers.
+pub const MPIX_COMPARE_TYPEMAP: c_int = 2;
+/// Comparison level: the same constructor tree (envelope/contents at every level).
+pub const MPIX_COMPARE_CONSTRUCTOR: c_int = 3;
+/// Comparison level: the same constructor tree and names at every level.
+pub const MPIX_COMPARE_NAMES: c_int = 4;
+/// Comparison level: the same tree, names and marshalled attributes.
+pub const MPIX_COMPARE_ATTRIBUTES: c_int = 5;
 
 /// Sets `*size` to an upper bound of the bytes the marshal callback writes
 /// for the attribute of `keyval` on `type`.
@@ -477,6 +490,62 @@ pub unsafe extern "C" fn MPIX_Type_signature_count(
         *count = MPI_Count::try_from(n).map_err(|_| {
             Error::unsupported(format!("the signature has {n} elements, beyond MPI_Count"))
         })?;
+        Ok(())
+    })
+}
+
+/// Compares `type_a` and `type_b` at `level` (an MPIX_COMPARE_* constant)
+/// and every weaker level. Sets `*result` to 0 when they are equal, else to
+/// the weakest level at which they differ. When `explanation` is not NULL,
+/// writes a NUL-terminated description of the first difference into it
+/// (at most `explanation_size` bytes, cut if longer; empty when equal):
+/// for signatures and typemaps the element index and the path to it in
+/// each type, for trees the path and the argument that differ.
+///
+/// # Safety
+/// `result` points to a writable `int`; `explanation`, when not NULL,
+/// points to `explanation_size` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_compare(
+    type_a: MPI_Datatype,
+    type_b: MPI_Datatype,
+    level: c_int,
+    result: *mut c_int,
+    explanation: *mut c_char,
+    explanation_size: c_int,
+) -> c_int {
+    boundary(|| {
+        let result = arg(result, "result")?;
+        let level = u32::try_from(level)
+            .ok()
+            .and_then(Level::from_code)
+            .ok_or_else(|| compare::unknown_level(level.into()))?;
+        let room = usize::try_from(explanation_size).map_err(|_| {
+            Error::invalid(format!("explanation_size is negative ({explanation_size})"))
+        })?;
+        if explanation.is_null() && room > 0 {
+            return Err(Error::invalid(
+                "explanation is NULL but explanation_size is not 0",
+            ));
+        }
+        let null = mpi::local().datatype_null();
+        if type_a == null || type_b == null {
+            return Err(Error::invalid("a datatype is MPI_DATATYPE_NULL"));
+        }
+        let c = compare::compare(type_a, type_b, level)?;
+        *result = c.differs_at.map_or(0, |l| l as c_int);
+        if room > 0 {
+            let text = c.explanation.as_bytes();
+            let mut n = text.len().min(room - 1);
+            // Cut on a character boundary.
+            while n > 0 && !c.explanation.is_char_boundary(n) {
+                n -= 1;
+            }
+            // SAFETY: explanation points to room ≥ n + 1 writable bytes.
+            let out = unsafe { std::slice::from_raw_parts_mut(explanation as *mut u8, room) };
+            out[..n].copy_from_slice(&text[..n]);
+            out[n] = 0;
+        }
         Ok(())
     })
 }

@@ -7,6 +7,8 @@
 //! * [`decode`]: MPI datatype → [`tree::Node`] (envelope/contents calls),
 //! * [`external`]: tree ↔ portable bytes (`spec/external.md`),
 //! * [`encode`]: tree → new MPI datatype (constructor calls),
+//! * [`signature`]: signature counts and hashes over the tree, [`compare`]:
+//!   equivalence of two datatypes at five levels,
 //! * [`api`]: the safe Rust API, and `capi`: the C API at the edge.
 //!
 //! Everything implementation-specific about MPI lives in [`mpi`] and the C
@@ -17,6 +19,7 @@ pub mod attributes;
 mod cache;
 pub mod capi;
 pub mod codes;
+pub mod compare;
 pub mod compressed;
 pub mod decode;
 pub mod encode;
@@ -30,4 +33,5 @@ pub mod sink;
 pub mod tree;
 
 pub use api::{marshal, marshal_into, marshal_size, read, type_tree, unmarshal, Representation};
+pub use compare::{compare, Comparison, Level};
 pub use error::{Error, Result};

@@ -10,7 +10,7 @@
 
 mod common;
 use common::*;
-use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
+use mpix_marshal::{compare, marshal, type_tree, unmarshal, Error, Level, Representation};
 use std::fs;
 use std::path::PathBuf;
 
@@ -51,7 +51,8 @@ fn streams_cross_between_implementations() {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cross"));
     let mine = root.join(implementation());
     fs::create_dir_all(&mine).unwrap();
-    for (i, c) in corpus().iter().enumerate() {
+    let corpus = corpus();
+    for (i, c) in corpus.iter().enumerate() {
         let bytes = marshal(Representation::External, c.datatype).unwrap();
         fs::write(mine.join(format!("{i:03}.mxdt")), &bytes).unwrap();
         fs::write(
@@ -71,6 +72,7 @@ fn streams_cross_between_implementations() {
         dirs.push(peer);
     }
     let mut read = 0;
+    let mut same_tree = 0;
     for dir in dirs {
         let mut files: Vec<_> = fs::read_dir(&dir)
             .unwrap()
@@ -88,6 +90,15 @@ fn streams_cross_between_implementations() {
             match unmarshal(Representation::External, &bytes) {
                 Ok(t) => {
                     assert_eq!(observables(t), want, "{what}: observables differ");
+                    // The rebuilt type has the typemap of the same type built
+                    // here, and for most the same constructors and names too.
+                    if let Some(local) = corpus.iter().find(|c| c.name == name) {
+                        let c = compare(t, local.datatype, Level::Typemap).unwrap();
+                        assert!(c.is_equal(), "{what}: {}", c.explanation);
+                        if compare(t, local.datatype, Level::Names).unwrap().is_equal() {
+                            same_tree += 1;
+                        }
+                    }
                     if !type_tree(t).unwrap().is_predefined() {
                         free(t);
                     }
@@ -107,4 +118,9 @@ fn streams_cross_between_implementations() {
         }
     }
     assert!(read >= 40, "only {read} streams were read back");
+    println!("{read} streams read back; {same_tree} rebuilt with the local tree and names");
+    assert!(
+        same_tree * 10 >= read * 9,
+        "only {same_tree} of {read} have the local tree"
+    );
 }

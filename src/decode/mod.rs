@@ -248,7 +248,7 @@ fn is_predefined(c: Combiner) -> bool {
 }
 
 /// Whether a handle get_contents returned is the caller's to free.
-fn is_derived(t: Datatype) -> bool {
+pub(crate) fn is_derived(t: Datatype) -> bool {
     let local = mpi::local();
     match mpi::envelope(t) {
         Ok(env) => !local.combiner(env.combiner).is_some_and(is_predefined),
