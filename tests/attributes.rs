@@ -388,3 +388,31 @@ fn registration_is_validated() {
         Error::InvalidArgument(_)
     ));
 }
+
+#[test]
+fn attributes_decide_the_attributes_level() {
+    use mpix_marshal::{compare, Level};
+    init();
+    let k = create_keyval();
+    register(k, "test.compare");
+    let v = vector(2, 1, 4, named("MPI_INT"));
+    let a = common::dup(v);
+    let b = common::dup(v);
+    set_blob(a, k, b"one");
+    set_blob(b, k, b"two");
+    let c = compare(a, b, Level::Names).unwrap();
+    assert!(c.is_equal(), "{}", c.explanation);
+    let c = compare(a, b, Level::Attributes).unwrap();
+    assert_eq!(c.differs_at, Some(Level::Attributes), "{}", c.explanation);
+    assert!(c.explanation.contains("test.compare"), "{}", c.explanation);
+    set_blob(b, k, b"one");
+    assert!(compare(a, b, Level::Attributes).unwrap().is_equal());
+    // An attribute on one side only.
+    let plain = common::dup(v);
+    let c = compare(a, plain, Level::Attributes).unwrap();
+    assert_eq!(c.differs_at, Some(Level::Attributes), "{}", c.explanation);
+    for t in [a, b, plain, v] {
+        free(t);
+    }
+    assert!(attributes::forget(k));
+}

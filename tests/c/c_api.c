@@ -301,6 +301,54 @@ int main(int argc, char **argv)
         MPI_Type_free(&c2);
     }
 
+    /* Comparison at each level, with the first difference explained. */
+    {
+        MPI_Datatype v, ix, a, b;
+        int bl[3] = {2, 2, 2}, dd[3] = {0, 5, 10};
+        MPI_OK(MPI_Type_vector(3, 2, 5, MPI_INT, &v));
+        MPI_OK(MPI_Type_indexed(3, bl, dd, MPI_INT, &ix));
+        int result = -1;
+        char text[512];
+        MPI_OK(MPIX_Type_compare(v, ix, MPIX_COMPARE_ATTRIBUTES, &result, text, sizeof text));
+        CHECK(result == MPIX_COMPARE_CONSTRUCTOR, "vector vs indexed: differ at %d", result);
+        CHECK(strstr(text, "MPI_COMBINER_VECTOR") != NULL && strstr(text, "MPI_COMBINER_INDEXED") != NULL,
+              "explanation: %s", text);
+        MPI_OK(MPIX_Type_compare(v, ix, MPIX_COMPARE_TYPEMAP, &result, text, sizeof text));
+        CHECK(result == 0 && text[0] == 0, "vector vs indexed at typemap: %d (%s)", result, text);
+        MPI_OK(MPIX_Type_compare(v, v, MPIX_COMPARE_ATTRIBUTES, &result, NULL, 0));
+        CHECK(result == 0, "a type differs from itself at %d", result);
+
+        /* The paper's Listing 1: same typemap, other extent. */
+        MPI_OK(MPI_Type_vector(2, 1, 2, MPI_BYTE, &a));
+        MPI_OK(MPI_Type_create_resized(a, 0, 4, &b));
+        MPI_OK(MPIX_Type_compare(a, b, MPIX_COMPARE_SIGNATURE, &result, NULL, 0));
+        CHECK(result == 0, "Listing 1 differs in signature (%d)", result);
+        MPI_OK(MPIX_Type_compare(a, b, MPIX_COMPARE_NAMES, &result, text, sizeof text));
+        CHECK(result == MPIX_COMPARE_TYPEMAP && strstr(text, "extent 3") != NULL, "Listing 1: %d (%s)", result,
+              text);
+
+        /* A short explanation buffer is cut and terminated, never overrun. */
+        char small[8];
+        memset(small, 'x', sizeof small);
+        MPI_OK(MPIX_Type_compare(v, ix, MPIX_COMPARE_CONSTRUCTOR, &result, small, 4));
+        CHECK(small[3] == 0 && small[4] == 'x', "explanation cut badly");
+
+        /* Bad arguments: an error, *result untouched. */
+        result = 77;
+        int rc = MPIX_Type_compare(v, ix, 9, &result, NULL, 0);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && result == 77, "level 9: kind %d", kind_of(rc));
+        rc = MPIX_Type_compare(v, ix, MPIX_COMPARE_TYPEMAP, &result, NULL, 10);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && result == 77, "NULL text: kind %d",
+              kind_of(rc));
+        rc = MPIX_Type_compare(v, MPI_DATATYPE_NULL, MPIX_COMPARE_TYPEMAP, &result, NULL, 0);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && result == 77, "null type: kind %d",
+              kind_of(rc));
+        MPI_Type_free(&b);
+        MPI_Type_free(&a);
+        MPI_Type_free(&ix);
+        MPI_Type_free(&v);
+    }
+
     for (int i = 0; i < 4; i++)
         hostile_variants(types[i], names[i]);
     hostile_variants(MPI_DOUBLE, "MPI_DOUBLE");
