@@ -209,6 +209,12 @@ fn signature_figure<T: Copy>(
     keep: impl FnOnce(&mut cache::Signature, T),
 ) -> Result<T> {
     ready()?;
+    // As in marshal_with: refused here, before MPI_Type_get_attr sees the
+    // null handle and raises MPI_ERR_TYPE (fatal by default). Issue 5,
+    // tests/errors.rs.
+    if datatype == mpi::local().datatype_null() {
+        return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
+    }
     if let Some(p) = mpi::local().predefined(datatype) {
         return compute(&Node::named(p));
     }

@@ -134,11 +134,13 @@ struct Classes {
 
 fn classes() -> Option<&'static Classes> {
     static CLASSES: OnceLock<Option<Classes>> = OnceLock::new();
+    // Before MPI_Init no class can be added (and "none" must not be kept
+    // for later); after MPI_Finalize none may be used.
+    if !mpi::is_initialized() {
+        return None;
+    }
     CLASSES
         .get_or_init(|| {
-            if !mpi::is_initialized() {
-                return None;
-            }
             let names = [
                 "mpix-marshal: unknown type representation",
                 "mpix-marshal: output buffer too small",

@@ -149,7 +149,10 @@ fn inflate(payload: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
             let before_in = consumed(d);
             let before_out = out.len();
             if out.capacity() == out.len() {
-                out.reserve((out.len().max(4096)).min(limit - out.len()));
+                // reserve_exact, not reserve: reserve may double the
+                // capacity past `limit`, so that a bomb claiming `len`
+                // bytes cost up to 2 * len (issue 5, tests/limits.rs).
+                out.reserve_exact((out.len().max(4096)).min(limit - out.len()));
             }
             let status = d
                 // Not `Finish`: that promises room for all the output at once.

@@ -709,18 +709,25 @@ impl Builder<'_> {
                 return Err(e);
             }
         };
-        let (s_lb, s_ub) = (geometry.lb, geometry.lb + geometry.extent);
-        let lb = lbs.into_iter().min().unwrap_or(s_lb);
-        let ub = ubs.into_iter().max().unwrap_or(s_ub);
+        // Checked: displacements may be anywhere in the 64-bit range, and
+        // `ub - lb` (or the struct's own upper bound) overflowed: a panic
+        // in a debug build, which also leaked `inner`, and a wrong extent
+        // in an optimized one. Issue 5, tests/errors.rs.
+        let lb = lbs.into_iter().min().unwrap_or(geometry.lb);
+        let ub = match ubs.into_iter().max() {
+            Some(ub) => Some(ub),
+            None => geometry.lb.checked_add(geometry.extent),
+        };
+        let Some(extent) = ub.and_then(|ub| ub.checked_sub(lb)) else {
+            inner.release();
+            return Err(Error::invalid(
+                "MPI_COMBINER_STRUCT: the bounds its MPI_LB/MPI_UB members set overflow 64 bits",
+            ));
+        };
         let mut out = self.local.datatype_null();
         // SAFETY: inner is live; out is a local.
         let rc = unsafe {
-            ffi::MPI_Type_create_resized(
-                inner.handle,
-                lb as MPI_Aint,
-                (ub - lb) as MPI_Aint,
-                &mut out,
-            )
+            ffi::MPI_Type_create_resized(inner.handle, lb as MPI_Aint, extent as MPI_Aint, &mut out)
         };
         inner.release();
         check(rc, "MPI_Type_create_resized")?;

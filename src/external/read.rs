@@ -247,12 +247,21 @@ impl Reader<'_> {
         Ok(attrs)
     }
 
-    /// One node and its subtree. The per-combiner work happens in helpers
-    /// that return before the recursion, so each level costs one small
-    /// stack frame (debug builds included).
+    /// One node and its subtree.
     fn node(&mut self, depth: usize) -> Result<Node> {
-        let head = self.head(depth)?;
-        if let Some(node) = head.named {
+        self.boxed_node(depth).map(|node| *node)
+    }
+
+    /// `node`, boxed: the recursion. The per-combiner work happens in
+    /// helpers that return before the recursion, and only boxes move
+    /// through this frame, so each level costs one small stack frame, debug
+    /// builds included. (With `Head` and `Node`, 184 bytes, moved by value,
+    /// an unoptimized build gave every temporary its own slot and a level
+    /// took 4.2 KiB: refusing a stream at the depth limit overflowed a
+    /// 2 MiB thread stack. Issue 5, tests/limits.rs.)
+    fn boxed_node(&mut self, depth: usize) -> Result<Box<Node>> {
+        let mut head = self.head(depth)?;
+        if let Some(node) = head.named.take() {
             return Ok(node);
         }
         let fields = self.fields(head.combiner, head.wide)?;
@@ -261,11 +270,11 @@ impl Reader<'_> {
         let mut kids = Kids::default();
         let is_struct = matches!(head.combiner, Combiner::Struct | Combiner::StructInteger);
         if n == 1 && !is_struct {
-            kids.one = Some(self.node(depth + 1)?);
+            kids.one = Some(self.boxed_node(depth + 1)?);
         } else {
             kids.many.reserve_exact(n);
             for _ in 0..n {
-                kids.many.push(self.node(depth + 1)?);
+                kids.many.push(*self.boxed_node(depth + 1)?);
             }
         }
         assemble(head, fields, kids)
@@ -273,7 +282,7 @@ impl Reader<'_> {
 
     /// The node word, its flags and name; a NAMED node whole.
     #[inline(never)]
-    fn head(&mut self, depth: usize) -> Result<Head> {
+    fn head(&mut self, depth: usize) -> Result<Box<Head>> {
         let at = self.pos;
         if depth >= MAX_DEPTH {
             return Err(Error::corrupt(
@@ -291,15 +300,15 @@ impl Reader<'_> {
             let p = Predefined::from_code(code).ok_or_else(|| {
                 Error::corrupt(at, format!("unknown predefined datatype code {code:#x}"))
             })?;
-            return Ok(Head {
+            return Ok(Box::new(Head {
                 combiner,
                 wide: false,
                 large: false,
                 name: None,
                 attrs: Vec::new(),
-                named: Some(Node::named(p)),
+                named: Some(Box::new(Node::named(p))),
                 fields_at: 0,
-            });
+            }));
         }
         let flags = word & !0xffff;
         if flags & !FLAGS_KNOWN != 0 {
@@ -333,7 +342,7 @@ impl Reader<'_> {
                 format!("{} has no large-count form", combiner.mpi_name()),
             ));
         }
-        let mut head = Head {
+        let mut head = Box::new(Head {
             combiner,
             wide,
             large,
@@ -341,7 +350,7 @@ impl Reader<'_> {
             attrs: Vec::new(),
             named: None,
             fields_at: 0,
-        };
+        });
         if named {
             head.name = Some(self.name()?);
         }
@@ -447,14 +456,14 @@ struct Head {
     name: Option<Vec<u8>>,
     attrs: Vec<Attribute>,
     /// The whole node, for NAMED.
-    named: Option<Node>,
+    named: Option<Box<Node>>,
     fields_at: usize,
 }
 
 /// A node's children: the one of most combiners, or the many of a struct.
 #[derive(Default)]
 struct Kids {
-    one: Option<Node>,
+    one: Option<Box<Node>>,
     many: Vec<Node>,
 }
 
@@ -470,16 +479,17 @@ fn children(c: Combiner, fields: &[i64]) -> usize {
 
 /// Builds the node from its parts, the inverse of `write::int_fields`.
 #[inline(never)]
-fn assemble(head: Head, f: Vec<i64>, kids: Kids) -> Result<Node> {
+// Boxed on purpose: unboxing in the caller would put Head back on the
+// recursive frame (see `boxed_node`).
+#[allow(clippy::boxed_local)]
+fn assemble(head: Box<Head>, f: Vec<i64>, kids: Kids) -> Result<Box<Node>> {
     let c = head.combiner;
     let mut one = kids.one;
     let mut kids = kids.many.into_iter();
     let mut old = || {
-        Box::new(
-            one.take()
-                .or_else(|| kids.next())
-                .expect("children() counted this child"),
-        )
+        one.take()
+            .or_else(|| kids.next().map(Box::new))
+            .expect("children() counted this child")
     };
     let arr = |from: usize, n: usize| f[from..from + n].to_vec();
     let kind = match c {
@@ -595,10 +605,10 @@ fn assemble(head: Head, f: Vec<i64>, kids: Kids) -> Result<Node> {
             "the wide flag is set but every field fits 32 bits",
         ));
     }
-    Ok(Node {
+    Ok(Box::new(Node {
         name: head.name,
         large: head.large,
         kind,
         attrs: head.attrs,
-    })
+    }))
 }
