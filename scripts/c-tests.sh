@@ -2,16 +2,25 @@
 # Builds the C tests against the library built for $MPICC (default mpicc)
 # and runs them, the multi-process ones under mpiexec -n 2 and -n 4.
 # Usage: scripts/c-tests.sh TARGET_DIR   (the cargo target dir of that build)
+# Optional, for scripts/sanitize.sh (all unset: the plain run described above):
+#   CTESTS_CFLAGS   extra compiler flags for the C programs
+#   CTESTS_LDFLAGS  extra linker flags (and objects) for the C programs
+#   CTESTS_RUNNER   a command put before each test program, after mpiexec -n N
+#   CTESTS_NP       the -n values of the multi-process tests (default "2 4")
+#   CTESTS_OUT      where the programs and logs go (default TARGET_DIR/ctests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-target}
 MPICC=${MPICC:-mpicc}
 MPIEXEC=${MPIEXEC:-mpiexec}
 lib="$target/debug"
-out="$target/ctests"
+out=${CTESTS_OUT:-$target/ctests}
 mkdir -p "$out"
 cflags=(-std=c99 -Wall -Wextra -Werror -Iinclude -Itests/c)
 ldflags=(-L"$lib" -lmpix_marshal -Wl,-rpath,"$(cd "$lib" && pwd)")
+read -ra extra <<<"${CTESTS_CFLAGS:-}" && cflags+=("${extra[@]}")
+read -ra extra <<<"${CTESTS_LDFLAGS:-}" && ldflags+=("${extra[@]}")
+read -ra runner <<<"${CTESTS_RUNNER:-}"
 passed=0
 failed=0
 run() { # name, command...
@@ -35,14 +44,13 @@ for prog in c_api mp_send rma attrs demo_archive; do
     [ "$prog" = demo_archive ] && src=examples/demo_archive.c
     run "build-$prog" "$MPICC" "${cflags[@]}" -o "$out/$prog" "$src" "${ldflags[@]}"
 done
-np() { "$MPIEXEC" ${MPIEXEC_ARGS:-} -n "$@"; }
+np() { "$MPIEXEC" ${MPIEXEC_ARGS:-} -n "$1" "${runner[@]}" "${@:2}"; }
 run c_api np 1 "$out/c_api"
-run mp_send-2 np 2 "$out/mp_send"
-run mp_send-4 np 4 "$out/mp_send"
-run rma-2 np 2 "$out/rma"
-run rma-4 np 4 "$out/rma"
-run attrs-2 np 2 "$out/attrs"
-run attrs-4 np 4 "$out/attrs"
-run demo-archive bash -c "cd '$out' && rm -f demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 1 ./demo_archive write demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 2 ./demo_archive read demo.mxdt"
+for prog in mp_send rma attrs; do
+    for n in ${CTESTS_NP:-2 4}; do
+        run "$prog-$n" np "$n" "$out/$prog"
+    done
+done
+run demo-archive bash -c "cd '$out' && rm -f demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 1 ${CTESTS_RUNNER:-} ./demo_archive write demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 2 ${CTESTS_RUNNER:-} ./demo_archive read demo.mxdt"
 echo "C tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks to build and test mpix-marshal:
-# MPICH (kept the default MPI), Open MPI (for the second test pass) and
-# libclang (mpi-sys generates its bindings with it). Idempotent.
+# MPICH (kept the default MPI), Open MPI (for the second test pass),
+# libclang (mpi-sys generates its bindings with it) and valgrind (for
+# scripts/sanitize.sh; gcc brings the sanitizer runtimes). Idempotent.
 set -euo pipefail
-packages=(mpich libmpich-dev openmpi-bin libopenmpi-dev libclang-dev)
+packages=(mpich libmpich-dev openmpi-bin libopenmpi-dev libclang-dev valgrind)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

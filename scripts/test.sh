@@ -2,8 +2,10 @@
 # Runs every test, on MPICH and then on Open MPI, after installing what is
 # missing: the Rust tests (unit, integration, golden vectors, header), the
 # C tests (API, hostile inputs with leak counting, header as C99 and C++),
-# the multi-process tests under mpiexec -n 2 and -n 4, the archive demo, and
-# the cross-implementation test (each MPI reads the other's streams).
+# the multi-process tests under mpiexec -n 2 and -n 4, the archive demo, the
+# C tests again under AddressSanitizer/UBSan/LeakSanitizer and valgrind, the
+# cross-implementation test (each MPI reads the other's streams), and a short
+# fuzz run of every decoder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -25,6 +27,8 @@ suite() { # name, command...
 suite "MPICH: cargo build" env MPICC=mpicc.mpich cargo build --all-targets
 suite "MPICH: cargo test" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" cargo test
 suite "MPICH: C and mpiexec tests" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich scripts/c-tests.sh target
+suite "MPICH: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich \
+    scripts/sanitize.sh target
 
 # Open MPI: target/openmpi/, reading MPICH's streams
 suite "Open MPI: cargo build" env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi cargo build --all-targets
@@ -32,6 +36,8 @@ suite "Open MPI: cargo test" env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/ope
     MPIX_CROSS_DIR="$cross" MPIX_CROSS_PEER=mpich cargo test
 suite "Open MPI: C and mpiexec tests" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi \
     MPIEXEC_ARGS=--oversubscribe scripts/c-tests.sh target/openmpi
+suite "Open MPI: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi \
+    MPIEXEC_ARGS=--oversubscribe scripts/sanitize.sh target/openmpi
 
 # MPICH reads Open MPI's streams.
 suite "MPICH reads Open MPI streams" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" MPIX_CROSS_PEER=openmpi \

@@ -146,8 +146,21 @@ unsafe extern "C" fn delete_fn(
 }
 
 /// The library's keyval, created on first use; None if MPI refused one.
+static KEYVAL: OnceLock<Option<c_int>> = OnceLock::new();
+
+/// Called from MPI_Finalize (the shim's MPI_COMM_SELF delete callback):
+/// frees the library's keyval, which MPI then releases with the last type
+/// that carries it.
+#[no_mangle]
+pub extern "C" fn mpixm_release_cache_keyval() {
+    if let Some(Some(mut k)) = KEYVAL.get().copied() {
+        // SAFETY: k is this library's keyval, freed once, through PMPI so
+        // that the library's own MPI_Type_free_keyval wrapper is bypassed.
+        unsafe { crate::mpi::shim::mpixm_pmpi_type_free_keyval(&mut k) };
+    }
+}
+
 fn keyval() -> Option<c_int> {
-    static KEYVAL: OnceLock<Option<c_int>> = OnceLock::new();
     *KEYVAL.get_or_init(|| {
         let mut k: c_int = 0;
         // SAFETY: the callbacks have MPI's signatures; k is a valid out-pointer.

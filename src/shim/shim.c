@@ -569,12 +569,15 @@ int mpixm_type_create_f90(int which, int p, int r, MPI_Datatype *out)
  * attributes of MPI_COMM_SELF first, which calls this delete callback. It
  * lets the library test "MPI is usable" with one load instead of two MPI
  * calls on every marshal. */
+void mpixm_release_cache_keyval(void);
+
 static int mpixm_on_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm;
     (void)keyval;
     (void)extra;
     *(volatile int *)value = 1;
+    mpixm_release_cache_keyval();
     return MPI_SUCCESS;
 }
 
@@ -584,7 +587,10 @@ int mpixm_watch_finalize(volatile int *flag)
     int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, mpixm_on_finalize, &keyval, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
-    return MPI_Comm_set_attr(MPI_COMM_SELF, keyval, (void *)flag);
+    rc = MPI_Comm_set_attr(MPI_COMM_SELF, keyval, (void *)flag);
+    /* MPI keeps the keyval until MPI_Finalize deletes the attribute. */
+    MPI_Comm_free_keyval(&keyval);
+    return rc;
 }
 
 /* Marshalled attributes: a keyval freed with MPI_Type_free_keyval must not
