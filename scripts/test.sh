@@ -43,5 +43,8 @@ suite "Open MPI: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.ope
 suite "MPICH reads Open MPI streams" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" MPIX_CROSS_PEER=openmpi \
     cargo test --test cross
 
+# A short fuzz run of every decoder (scripts/fuzz.sh; longer runs: pass more seconds).
+suite "fuzz: every decoder, 20 s each" bash scripts/fuzz.sh 20
+
 echo "test suites: $suites_passed passed, $suites_failed failed"
 [ "$suites_failed" -eq 0 ]

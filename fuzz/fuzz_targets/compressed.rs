@@ -1,0 +1,50 @@
+//! The compressed reader: whatever expands must be a stream that is the
+//! canonical encoding of its tree (when it decodes), and compressing any
+//! bytes must expand back to them.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mpix_marshal::compressed::{self, HEADER_LEN, MAX_EXPANDED};
+use mpix_marshal::external::{self, Encoding};
+use mpix_marshal::sink::Sink;
+use mpix_marshal::{read, Representation};
+use mpix_marshal_fuzz::{assert_parse_error, assert_read_error, check_decoded};
+
+fuzz_target!(|data: &[u8]| {
+    let parsed = read(Representation::Compressed, data);
+    match compressed::expand(data, |ext| Ok(ext.to_vec())) {
+        Ok(ext) => {
+            assert!(ext.len() <= MAX_EXPANDED);
+            let tree = external::read(&ext);
+            assert!(tree == parsed, "expand then read differs from api::read");
+            match tree {
+                Ok(tree) => {
+                    let (again, _) = check_decoded(&tree);
+                    let again = again.expect("a tree read from an external stream encodes");
+                    assert!(again == ext, "the expanded stream is not canonical");
+                }
+                Err(e) => assert_read_error(&e),
+            }
+            // The body alone, whatever the header's hash (as in `external`).
+            if ext.len() >= external::HEADER_LEN {
+                match external::read_nodes(&ext, external::HEADER_LEN, Encoding::Xdr) {
+                    Ok(tree) => {
+                        check_decoded(&tree);
+                    }
+                    Err(e) => assert_parse_error(&e),
+                }
+            }
+        }
+        Err(e) => {
+            assert_parse_error(&e);
+            assert!(parsed == Err(e), "expand fails, api::read does not");
+        }
+    }
+    // The writer's side: any bytes round-trip, at most a header larger.
+    let mut packed = Sink::default();
+    compressed::compress(data, &mut packed).expect("compress");
+    assert!(packed.len() <= data.len() + HEADER_LEN);
+    let back = compressed::expand(packed.bytes(), |ext| Ok(ext.to_vec()))
+        .unwrap_or_else(|e| panic!("a compressed stream does not expand: {e}"));
+    assert!(back == data, "compress then expand changed the bytes");
+});

@@ -1,0 +1,51 @@
+//! Every input, in every representation, through the public entry points
+//! `api::read` and `api::unmarshal` (headers first). With MPI initialized:
+//! a parse error is the same error from unmarshal; a tree validation
+//! refuses is refused by unmarshal with the same error, before any MPI
+//! call; a valid tree is rebuilt (or refused as unsupported) into a type
+//! that marshals again, in all three representations, to the same tree.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mpix_marshal::compressed::MAGIC_STORED;
+use mpix_marshal::tree::validate;
+use mpix_marshal::{read, unmarshal, Representation};
+use mpix_marshal_fuzz::{
+    as_rebuilt, assert_read_error, check_decoded, check_rebuilt, mpi_init, REPS,
+};
+
+fuzz_target!(|data: &[u8]| {
+    mpi_init();
+    for rep in REPS {
+        let unmarshalled = unmarshal(rep, data);
+        match read(rep, data) {
+            Err(e) => {
+                assert_read_error(&e);
+                assert!(
+                    unmarshalled.as_ref().err() == Some(&e),
+                    "{rep:?}: read and unmarshal disagree"
+                );
+            }
+            Ok(tree) => {
+                let (_, valid) = check_decoded(&tree);
+                if valid {
+                    // No keyval is registered here: every attribute is skipped.
+                    check_rebuilt(unmarshalled, &tree, as_rebuilt(&tree, &|_| false));
+                } else {
+                    assert!(
+                        unmarshalled.as_ref().err() == validate(&tree).err().as_ref(),
+                        "{rep:?}: unmarshal of an invalid tree: {unmarshalled:?}"
+                    );
+                }
+            }
+        }
+    }
+    // The same bytes stored in a compressed stream read as the external ones.
+    if let Ok(len) = u32::try_from(data.len()) {
+        let stored = [&MAGIC_STORED.to_be_bytes()[..], &len.to_be_bytes(), data].concat();
+        assert!(
+            read(Representation::Compressed, &stored) == read(Representation::External, data),
+            "stored compressed stream reads unlike its external stream"
+        );
+    }
+});

@@ -1,0 +1,333 @@
+//! Shared by the fuzz targets and the seed writer: MPI start-up, a keyval
+//! whose attributes travel in streams, and the invariants every decoded
+//! stream must keep. A broken invariant panics, which libFuzzer reports as
+//! a crash together with the input.
+
+use mpi_sys as ffi;
+use mpix_marshal::attributes::{self, Keyval};
+use mpix_marshal::codes::Predefined;
+use mpix_marshal::compressed;
+use mpix_marshal::external;
+use mpix_marshal::mpi::{self, Datatype, MPI_Aint};
+use mpix_marshal::sink::Sink;
+use mpix_marshal::tree::{self, Kind, Node};
+use mpix_marshal::{marshal, read, Error, Representation};
+use std::ffi::CString;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::Once;
+
+pub const REPS: [Representation; 3] = [
+    Representation::External,
+    Representation::Internal,
+    Representation::Compressed,
+];
+
+/// Canonical names of the keyvals `register_keyvals` registers; other
+/// names in a stream are skipped on rebuild.
+pub const KEYVAL_NAMES: [&[u8]; 2] = [b"a", b"b"];
+
+/// Initializes MPI once per process, with errors returned rather than
+/// fatal (as tests/common does), so that an MPI error the library lets
+/// through shows as `Error::Mpi` instead of an abort.
+pub fn mpi_init() {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| unsafe {
+        let mut done = 0;
+        ffi::MPI_Initialized(&mut done);
+        if done != 0 {
+            return; // by tests/common, in the seed writer
+        }
+        let mut provided = 0;
+        let rc = ffi::MPI_Init_thread(
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            ffi::MPI_THREAD_MULTIPLE as c_int,
+            &mut provided,
+        );
+        assert_eq!(rc, 0, "MPI_Init_thread failed");
+        ffi::MPI_Comm_set_errhandler(ffi::RSMPI_COMM_SELF, ffi::RSMPI_ERRORS_RETURN);
+        ffi::MPI_Comm_set_errhandler(ffi::RSMPI_COMM_WORLD, ffi::RSMPI_ERRORS_RETURN);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Keyvals "a" and "b": the value is a heap byte string (Box<Vec<u8>>). No
+// copy callback, so MPI_Type_dup does not carry a child's value up a level
+// and a rebuilt type holds exactly the attributes of its stream.
+
+unsafe extern "C" fn delete_blob(
+    _t: ffi::MPI_Datatype,
+    _k: c_int,
+    value: *mut c_void,
+    _extra: *mut c_void,
+) -> c_int {
+    drop(Box::from_raw(value as *mut Vec<u8>));
+    0
+}
+
+/// The value of keyval `k` on `t`, borrowed from the attribute.
+unsafe fn blob<'a>(t: ffi::MPI_Datatype, k: c_int) -> Option<&'a [u8]> {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    let mut flag = 0;
+    let rc = ffi::MPI_Type_get_attr(t, k, &mut p as *mut *mut c_void as *mut c_void, &mut flag);
+    (rc == 0 && flag != 0).then(|| (*(p as *const Vec<u8>)).as_slice())
+}
+
+/// Sets keyval `k` on `t` to `bytes`.
+pub fn set_blob(t: Datatype, k: c_int, bytes: &[u8]) -> c_int {
+    let p = Box::into_raw(Box::new(bytes.to_vec()));
+    unsafe { ffi::MPI_Type_set_attr(t, k, p as *mut c_void) }
+}
+
+unsafe extern "C" fn blob_size(
+    k: c_int,
+    _name: *const c_char,
+    _rep: *const c_char,
+    t: ffi::MPI_Datatype,
+    size: *mut MPI_Aint,
+) -> c_int {
+    match blob(t, k) {
+        Some(v) => {
+            *size = v.len() as MPI_Aint;
+            0
+        }
+        None => 1,
+    }
+}
+
+unsafe extern "C" fn blob_marshal(
+    k: c_int,
+    _name: *const c_char,
+    _rep: *const c_char,
+    t: ffi::MPI_Datatype,
+    out: *mut c_void,
+    outsize: MPI_Aint,
+    written: *mut MPI_Aint,
+) -> c_int {
+    match blob(t, k) {
+        Some(v) if v.len() as MPI_Aint <= outsize => {
+            std::ptr::copy_nonoverlapping(v.as_ptr(), out as *mut u8, v.len());
+            *written = v.len() as MPI_Aint;
+            0
+        }
+        _ => 1,
+    }
+}
+
+unsafe extern "C" fn blob_unmarshal(
+    k: c_int,
+    _name: *const c_char,
+    _rep: *const c_char,
+    t: ffi::MPI_Datatype,
+    inbuf: *const c_void,
+    insize: MPI_Aint,
+) -> c_int {
+    let v = if insize == 0 {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(inbuf as *const u8, insize as usize)
+    };
+    set_blob(t, k, v)
+}
+
+/// Creates and registers the keyvals of `KEYVAL_NAMES` (once); returns
+/// their MPI keyvals in the same order.
+pub fn register_keyvals() -> [c_int; 2] {
+    static ONCE: Once = Once::new();
+    static mut KEYVALS: [c_int; 2] = [0; 2];
+    mpi_init();
+    ONCE.call_once(|| {
+        for (i, name) in KEYVAL_NAMES.iter().enumerate() {
+            let mut k = 0;
+            let rc = unsafe {
+                ffi::MPI_Type_create_keyval(None, Some(delete_blob), &mut k, std::ptr::null_mut())
+            };
+            assert_eq!(rc, 0, "MPI_Type_create_keyval failed");
+            attributes::register(Keyval {
+                keyval: k,
+                name: CString::new(*name).unwrap(),
+                size: Some(blob_size),
+                marshal: Some(blob_marshal),
+                unmarshal: Some(blob_unmarshal),
+            })
+            .expect("register keyval");
+            // SAFETY: written once, inside call_once, before any read.
+            unsafe { KEYVALS[i] = k };
+        }
+    });
+    // SAFETY: call_once has completed the writes.
+    unsafe { KEYVALS }
+}
+
+// ---------------------------------------------------------------------------
+// Invariants.
+
+/// The external stream of `tree`; an error for a tree whose signature
+/// hash (in the header) cannot be computed.
+pub fn write_external(tree: &Node) -> mpix_marshal::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    external::write(tree, &mut out)?;
+    Ok(out)
+}
+
+/// A parse error must be one of the two kinds the spec names (§2).
+pub fn assert_parse_error(e: &Error) {
+    assert!(
+        matches!(e, Error::Corrupt { .. } | Error::Truncated { .. }),
+        "a stream was refused with an error other than corrupt or truncated: {e}"
+    );
+}
+
+/// `external::read` also refuses, with validation's error, a tree whose
+/// signature hash cannot be computed.
+pub fn assert_read_error(e: &Error) {
+    if !matches!(e, Error::InvalidArgument(_)) {
+        assert_parse_error(e);
+    }
+}
+
+/// Checks a tree decoded from any representation: validation runs and
+/// refuses only with invalid argument; a tree the writer takes (every
+/// valid one) re-encodes to an external stream, and to a compressed one,
+/// that decode to the very same tree. Returns that external stream and
+/// whether the tree is valid.
+pub fn check_decoded(tree: &Node) -> (Option<Vec<u8>>, bool) {
+    let valid = tree::validate(tree);
+    if let Err(e) = &valid {
+        assert!(
+            matches!(e, Error::InvalidArgument(_)),
+            "validate refused a tree with an error other than invalid argument: {e}"
+        );
+    }
+    let ext = match write_external(tree) {
+        Ok(ext) => ext,
+        Err(e) => {
+            assert!(
+                valid.is_err(),
+                "a valid tree does not encode: {e}\ntree: {tree:?}"
+            );
+            return (None, false);
+        }
+    };
+    let back = external::read(&ext)
+        .unwrap_or_else(|e| panic!("the re-encoded stream does not decode: {e}\ntree: {tree:?}"));
+    assert!(
+        back == *tree,
+        "the re-encoded stream decodes to another tree\nbefore: {tree:?}\nafter: {back:?}"
+    );
+    let mut packed = Sink::default();
+    compressed::compress(&ext, &mut packed).expect("compress a decoded tree's stream");
+    let unpacked = compressed::expand(packed.bytes(), external::read)
+        .unwrap_or_else(|e| panic!("the compressed re-encoding does not decode: {e}"));
+    assert!(
+        unpacked == *tree,
+        "the compressed re-encoding decodes to another tree"
+    );
+    (Some(ext), valid.is_ok())
+}
+
+/// The children of `n`, mutably.
+fn children_mut(n: &mut Node) -> Vec<&mut Node> {
+    match &mut n.kind {
+        Kind::Named(_)
+        | Kind::F90Real { .. }
+        | Kind::F90Complex { .. }
+        | Kind::F90Integer { .. } => {
+            vec![]
+        }
+        Kind::Dup(old)
+        | Kind::Contiguous { old, .. }
+        | Kind::Vector { old, .. }
+        | Kind::Hvector { old, .. }
+        | Kind::Indexed { old, .. }
+        | Kind::Hindexed { old, .. }
+        | Kind::IndexedBlock { old, .. }
+        | Kind::HindexedBlock { old, .. }
+        | Kind::Subarray { old, .. }
+        | Kind::Darray { old, .. }
+        | Kind::Resized { old, .. } => vec![old.as_mut()],
+        Kind::Struct { types, .. } => types.iter_mut().collect(),
+        Kind::ValueIndex { pair } => pair.iter_mut().collect(),
+    }
+}
+
+/// The tree a rebuilt type shows when marshalled again, as far as the
+/// README says what it is: attributes whose names `keep` refuses are
+/// skipped (spec/external.md §5.5), and the MPI-1 `*_INTEGER` combiners
+/// may come back in their modern forms (MPICH 4.0's MPI-1 constructors
+/// record the modern combiners), so `legacy` is cleared (see `modern`).
+/// None when a struct has MPI_LB/MPI_UB members on an MPI without them:
+/// its rebuilt form (a resized struct) is the library's choice.
+pub fn as_rebuilt(tree: &Node, keep: &dyn Fn(&[u8]) -> bool) -> Option<Node> {
+    let markers = mpi::local().datatype(Predefined::LB).is_some();
+    fn walk(n: &mut Node, keep: &dyn Fn(&[u8]) -> bool, markers: bool) -> bool {
+        n.attrs.retain(|a| keep(&a.name));
+        if let Kind::Struct { types, .. } = &n.kind {
+            let has = types
+                .iter()
+                .any(|t| matches!(t.kind, Kind::Named(p) if p.is_marker()));
+            if has && !markers {
+                return false;
+            }
+        }
+        children_mut(n).into_iter().all(|c| walk(c, keep, markers))
+    }
+    let mut t = modern(tree);
+    walk(&mut t, keep, markers).then_some(t)
+}
+
+/// `tree` with every MPI-1 `*_INTEGER` combiner in its modern form.
+pub fn modern(tree: &Node) -> Node {
+    fn walk(n: &mut Node) {
+        match &mut n.kind {
+            Kind::Hvector { legacy, .. }
+            | Kind::Hindexed { legacy, .. }
+            | Kind::Struct { legacy, .. } => *legacy = false,
+            _ => {}
+        }
+        children_mut(n).into_iter().for_each(walk);
+    }
+    let mut t = tree.clone();
+    walk(&mut t);
+    t
+}
+
+/// Whether `name` is one of the registered keyvals' names.
+pub fn registered(name: &[u8]) -> bool {
+    KEYVAL_NAMES.contains(&name)
+}
+
+/// Checks what `unmarshal` made of a stream whose tree parsed and
+/// validated: either the local MPI cannot build it (unsupported), or it
+/// is a type that marshals, in every representation, to streams decoding
+/// to `expected` (or, when None, to one same tree). Any MPI error means
+/// validation let through arguments the MPI refuses, which under
+/// MPI_ERRORS_ARE_FATAL would abort.
+pub fn check_rebuilt(
+    unmarshalled: mpix_marshal::Result<Datatype>,
+    tree: &Node,
+    expected: Option<Node>,
+) {
+    let t = match unmarshalled {
+        Ok(t) => t,
+        Err(Error::Unsupported(_)) => return,
+        Err(e) => panic!("a valid stream was not rebuilt: {e}\ntree: {tree:?}"),
+    };
+    mpi::geometry(t).unwrap_or_else(|e| panic!("rebuilt into an unusable type: {e}"));
+    let mut expected = expected;
+    for rep in REPS {
+        let bytes = marshal(rep, t)
+            .unwrap_or_else(|e| panic!("a rebuilt type does not marshal ({rep:?}): {e}"));
+        let back = read(rep, &bytes)
+            .unwrap_or_else(|e| panic!("a rebuilt type's stream does not decode ({rep:?}): {e}"));
+        let back = modern(&back);
+        let expected = expected.get_or_insert_with(|| back.clone());
+        assert!(
+            back == *expected,
+            "a rebuilt type marshals ({rep:?}) to another tree\nexpected: {expected:?}\ngot: {back:?}\nstream tree: {tree:?}"
+        );
+    }
+    if !tree.is_predefined() {
+        mpi::free(t).expect("MPI_Type_free");
+    }
+}
