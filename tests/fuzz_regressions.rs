@@ -5,14 +5,27 @@
 mod common;
 use common::*;
 use mpix_marshal::codes::Predefined;
+use mpix_marshal::external::{self, Encoding, HEADER_LEN};
 use mpix_marshal::tree::{Kind, Node};
-use mpix_marshal::{external, marshal, read, unmarshal, Representation};
+use mpix_marshal::{marshal, read, unmarshal, Representation};
 
 const REPS: [Representation; 3] = [
     Representation::External,
     Representation::Internal,
     Representation::Compressed,
 ];
+
+/// The external stream whose node grammar is `body` (XDR words), behind
+/// the header the writer gives its tree: the header holds the tree's
+/// signature hash, so it is computed, not inlined.
+fn stream(body: &[u32]) -> Vec<u8> {
+    let mut bytes = vec![0; HEADER_LEN];
+    bytes.extend(body.iter().flat_map(|w| w.to_be_bytes()));
+    let tree = external::read_nodes(&bytes, HEADER_LEN, Encoding::Xdr).unwrap();
+    let mut out = Vec::new();
+    external::write(&tree, &mut out).unwrap();
+    out
+}
 
 fn int() -> Node {
     Node::named(Predefined(0x209))
@@ -86,4 +99,68 @@ fn mpi1_combiners_rebuild_to_the_same_tree_but_their_form() {
         }
         free(t);
     }
+}
+
+/// Found by the header target (an internal stream of the HDF5-like type
+/// with one code mutated to 0x390): a stream may name a predefined type
+/// by an alias code (MPI_C_COMPLEX, MPI_LONG_LONG_INT, MPI_CXX_COMPLEX).
+/// Where the alias is the same handle as its canonical type (MPICH), the
+/// rebuilt type marshals back with the canonical code (src/shim/shim.c);
+/// either way it is the alias's own local handle.
+#[test]
+fn alias_codes_rebuild_to_the_alias_handle() {
+    init();
+    let local = mpix_marshal::mpi::local();
+    for code in [0x390, 0x391, 0x392] {
+        let alias = Predefined(code);
+        let Some(handle) = local.datatype(alias) else {
+            continue; // not defined by this MPI
+        };
+        let tree = Node::new(Kind::Contiguous {
+            count: 2,
+            old: Box::new(Node::named(alias)),
+        });
+        let mut stream = Vec::new();
+        external::write(&tree, &mut stream).unwrap();
+        let t = unmarshal(Representation::External, &stream).unwrap();
+        for rep in REPS {
+            let back = read(rep, &marshal(rep, t).unwrap()).unwrap();
+            let Kind::Contiguous { count: 2, old } = back.kind else {
+                panic!("{rep:?}: {back:?}");
+            };
+            let Kind::Named(p) = old.kind else {
+                panic!("{rep:?}: {old:?}");
+            };
+            assert_eq!(local.datatype(p), Some(handle), "{code:#x} {rep:?}");
+        }
+        free(t);
+    }
+}
+
+/// Found by the header target (an internal stream of a large-count
+/// SUBARRAY with three subsizes near 2^61, 2^57 and 2^47): the signature
+/// hash the marshal traversal writes in the external header
+/// (src/decode/signature.rs) saturated the product of a SUBARRAY's
+/// subsizes at u128::MAX, where the tree's hash (signature::fold) applies
+/// the factors one by one; past 2^128 elements the two differ, so
+/// `marshal` wrote a stream its own `unmarshal` refused (corrupt: the
+/// header's hash is not the type's). Here the subsizes are 2^43 each,
+/// 2^129 elements in all.
+#[test]
+fn subarray_of_more_than_2_pow_128_elements_marshals_a_stream_that_reads() {
+    init();
+    const E43: [u32; 2] = [0x800, 0]; // 2^43 as an XDR hyper
+    let mut body = vec![0x0006_006f, 0, 3]; // SUBARRAY, WIDE | LARGE; ndims 3
+    body.extend(E43.repeat(6)); // sizes, subsizes
+    body.extend([0; 8]); // starts, order C
+    body.push(0x0247_0065); // MPI_BYTE
+    let bytes = stream(&body);
+    let tree = read(Representation::External, &bytes).unwrap();
+    let t = unmarshal(Representation::External, &bytes).unwrap();
+    for rep in REPS {
+        let back = read(rep, &marshal(rep, t).unwrap())
+            .unwrap_or_else(|e| panic!("{rep:?}: the marshalled stream does not read: {e}"));
+        assert_eq!(back, tree, "{rep:?}");
+    }
+    free(t);
 }

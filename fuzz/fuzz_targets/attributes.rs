@@ -114,9 +114,10 @@ fn build(input: &Input) -> Node {
 
 /// What spec/external.md §5.3 and §5.5 allow, level by level.
 fn parses(n: &Node) -> bool {
-    let name_ok = n.name.as_ref().map_or(true, |s| {
-        (1..=MAX_NAME_LEN).contains(&s.len()) && !s.contains(&0)
-    });
+    let name_ok = n
+        .name
+        .as_ref()
+        .is_none_or(|s| (1..=MAX_NAME_LEN).contains(&s.len()) && !s.contains(&0));
     let attrs_ok = n.attrs.iter().all(|a| {
         (1..=MAX_ATTR_NAME_LEN).contains(&a.name.len())
             && !a.name.contains(&0)

@@ -253,9 +253,7 @@ fn children_mut(n: &mut Node) -> Vec<&mut Node> {
 
 /// The tree a rebuilt type shows when marshalled again, as far as the
 /// README says what it is: attributes whose names `keep` refuses are
-/// skipped (spec/external.md §5.5), and the MPI-1 `*_INTEGER` combiners
-/// may come back in their modern forms (MPICH 4.0's MPI-1 constructors
-/// record the modern combiners), so `legacy` is cleared (see `modern`).
+/// skipped (spec/external.md §5.5), and the tree is in `local_form`.
 /// None when a struct has MPI_LB/MPI_UB members on an MPI without them:
 /// its rebuilt form (a resized struct) is the library's choice.
 pub fn as_rebuilt(tree: &Node, keep: &dyn Fn(&[u8]) -> bool) -> Option<Node> {
@@ -272,23 +270,35 @@ pub fn as_rebuilt(tree: &Node, keep: &dyn Fn(&[u8]) -> bool) -> Option<Node> {
         }
         children_mut(n).into_iter().all(|c| walk(c, keep, markers))
     }
-    let mut t = modern(tree);
+    let mut t = local_form(tree);
     walk(&mut t, keep, markers).then_some(t)
 }
 
-/// `tree` with every MPI-1 `*_INTEGER` combiner in its modern form.
-pub fn modern(tree: &Node) -> Node {
-    fn walk(n: &mut Node) {
+/// `tree` as this MPI records it: every MPI-1 `*_INTEGER` combiner in its
+/// modern form (MPICH 4.0's MPI-1 constructors record the modern
+/// combiners), and every predefined code by the canonical code of its
+/// local handle (aliases such as MPI_C_COMPLEX, one handle with
+/// MPI_C_FLOAT_COMPLEX in MPICH, come back canonical: src/shim/shim.c).
+pub fn local_form(tree: &Node) -> Node {
+    let local = mpi::local();
+    fn go(n: &mut Node, local: &mpi::Local) {
         match &mut n.kind {
             Kind::Hvector { legacy, .. }
             | Kind::Hindexed { legacy, .. }
             | Kind::Struct { legacy, .. } => *legacy = false,
+            Kind::Named(p) => {
+                if let Some(c) = local.datatype(*p).and_then(|h| local.predefined(h)) {
+                    *p = c;
+                }
+            }
             _ => {}
         }
-        children_mut(n).into_iter().for_each(walk);
+        for c in children_mut(n) {
+            go(c, local);
+        }
     }
     let mut t = tree.clone();
-    walk(&mut t);
+    go(&mut t, local);
     t
 }
 
@@ -320,7 +330,7 @@ pub fn check_rebuilt(
             .unwrap_or_else(|e| panic!("a rebuilt type does not marshal ({rep:?}): {e}"));
         let back = read(rep, &bytes)
             .unwrap_or_else(|e| panic!("a rebuilt type's stream does not decode ({rep:?}): {e}"));
-        let back = modern(&back);
+        let back = local_form(&back);
         let expected = expected.get_or_insert_with(|| back.clone());
         assert!(
             back == *expected,

@@ -127,11 +127,22 @@ pub(super) fn level<M: SignatureMonoid>(
         Combiner::Subarray => {
             let v = f.flat(1);
             let n = v.len().saturating_sub(1) / 3;
+            // Factors multiplied while the product fits a u128, then
+            // applied one repetition at a time, as signature::fold does:
+            // a saturated product would hash another signature.
+            let mut acc = repeat(1, children)?;
             let mut k = 1u128;
             for &s in &v[n..2 * n] {
-                k = k.saturating_mul(count(s)?);
+                let s = count(s)?;
+                match k.checked_mul(s) {
+                    Some(p) => k = p,
+                    None => {
+                        acc = acc.repeat(k);
+                        k = s;
+                    }
+                }
             }
-            repeat(k, children)
+            Ok(if k == 1 { acc } else { acc.repeat(k) })
         }
         Combiner::Darray => {
             let v = f.flat(0);
