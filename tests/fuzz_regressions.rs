@@ -156,6 +156,12 @@ fn subarray_of_more_than_2_pow_128_elements_marshals_a_stream_that_reads() {
     body.push(0x0247_0065); // MPI_BYTE
     let bytes = stream(&body);
     let tree = read(Representation::External, &bytes).unwrap();
+    if !mpix_marshal::mpi::local().has_large_count() {
+        // This MPI (Open MPI 4.1) cannot build the type: refused, not misread.
+        let err = unmarshal(Representation::External, &bytes).unwrap_err();
+        assert!(err.to_string().contains("large-count"), "{err}");
+        return;
+    }
     let t = unmarshal(Representation::External, &bytes).unwrap();
     for rep in REPS {
         let back = read(rep, &marshal(rep, t).unwrap())
