@@ -188,6 +188,29 @@ impl Node {
             Kind::ValueIndex { pair } => pair.as_slice(),
         }
     }
+
+    /// The child nodes, mutably (to rewrite a tree in place).
+    pub fn children_mut(&mut self) -> &mut [Node] {
+        match &mut self.kind {
+            Kind::Named(_)
+            | Kind::F90Real { .. }
+            | Kind::F90Complex { .. }
+            | Kind::F90Integer { .. } => &mut [],
+            Kind::Dup(old)
+            | Kind::Contiguous { old, .. }
+            | Kind::Vector { old, .. }
+            | Kind::Hvector { old, .. }
+            | Kind::Indexed { old, .. }
+            | Kind::Hindexed { old, .. }
+            | Kind::IndexedBlock { old, .. }
+            | Kind::HindexedBlock { old, .. }
+            | Kind::Subarray { old, .. }
+            | Kind::Darray { old, .. }
+            | Kind::Resized { old, .. } => std::slice::from_mut(old.as_mut()),
+            Kind::Struct { types, .. } => types,
+            Kind::ValueIndex { pair } => pair.as_mut_slice(),
+        }
+    }
 }
 
 impl Kind {

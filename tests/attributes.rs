@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::blob::{blob_marshal, blob_size, get_blob};
 use common::{contiguous, free, init, named, ok, set_name, vector};
 use mpi_sys as ffi;
 use mpix_marshal::attributes::{self, Keyval};
@@ -63,48 +64,6 @@ fn set_blob(t: Datatype, k: c_int, bytes: &[u8]) {
         unsafe { ffi::MPI_Type_set_attr(t, k, p as *mut c_void) },
         "MPI_Type_set_attr",
     );
-}
-
-fn get_blob(t: Datatype, k: c_int) -> Option<Vec<u8>> {
-    let mut p: *mut c_void = std::ptr::null_mut();
-    let mut flag = 0;
-    ok(
-        unsafe {
-            ffi::MPI_Type_get_attr(t, k, &mut p as *mut *mut c_void as *mut c_void, &mut flag)
-        },
-        "MPI_Type_get_attr",
-    );
-    (flag != 0).then(|| unsafe { (*(p as *const Vec<u8>)).clone() })
-}
-
-unsafe extern "C" fn blob_size(
-    k: c_int,
-    _name: *const c_char,
-    _rep: *const c_char,
-    t: ffi::MPI_Datatype,
-    size: *mut MPI_Aint,
-) -> c_int {
-    *size = get_blob(t, k).map_or(0, |v| v.len()) as MPI_Aint;
-    0
-}
-
-unsafe extern "C" fn blob_marshal(
-    k: c_int,
-    _name: *const c_char,
-    _rep: *const c_char,
-    t: ffi::MPI_Datatype,
-    out: *mut c_void,
-    outsize: MPI_Aint,
-    written: *mut MPI_Aint,
-) -> c_int {
-    let v = get_blob(t, k).unwrap_or_default();
-    if v.len() as MPI_Aint > outsize {
-        *written = 0;
-        return 1;
-    }
-    std::ptr::copy_nonoverlapping(v.as_ptr(), out as *mut u8, v.len());
-    *written = v.len() as MPI_Aint;
-    0
 }
 
 unsafe extern "C" fn blob_unmarshal(

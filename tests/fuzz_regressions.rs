@@ -34,18 +34,13 @@ fn int() -> Node {
 /// `tree` with its MPI-1 `*_INTEGER` combiners in their modern forms.
 fn modern(mut n: Node) -> Node {
     fn walk(n: &mut Node) {
-        match &mut n.kind {
-            Kind::Hvector { legacy, old, .. } | Kind::Hindexed { legacy, old, .. } => {
-                *legacy = false;
-                walk(old);
-            }
-            Kind::Struct { legacy, types, .. } => {
-                *legacy = false;
-                types.iter_mut().for_each(walk);
-            }
-            Kind::Dup(old) | Kind::Contiguous { old, .. } | Kind::Resized { old, .. } => walk(old),
-            _ => {}
+        if let Kind::Hvector { legacy, .. }
+        | Kind::Hindexed { legacy, .. }
+        | Kind::Struct { legacy, .. } = &mut n.kind
+        {
+            *legacy = false;
         }
+        n.children_mut().iter_mut().for_each(walk);
     }
     walk(&mut n);
     n

@@ -14,6 +14,7 @@ mod common;
 #[path = "pmpi/mod.rs"]
 mod pmpi;
 
+use common::blob::{blob_marshal, blob_size, get_blob};
 use common::*;
 use mpi_sys as ffi;
 use mpix_marshal::attributes::{self, Keyval};
@@ -369,47 +370,6 @@ unsafe extern "C" fn delete_value(
     0
 }
 
-fn get_value(t: Datatype, k: c_int) -> Option<Vec<u8>> {
-    let mut p: *mut c_void = std::ptr::null_mut();
-    let mut flag = 0;
-    ok(
-        unsafe {
-            ffi::MPI_Type_get_attr(t, k, &mut p as *mut *mut c_void as *mut c_void, &mut flag)
-        },
-        "MPI_Type_get_attr",
-    );
-    (flag != 0).then(|| unsafe { (*(p as *const Vec<u8>)).clone() })
-}
-
-unsafe extern "C" fn value_size(
-    k: c_int,
-    _name: *const c_char,
-    _rep: *const c_char,
-    t: ffi::MPI_Datatype,
-    size: *mut MPI_Aint,
-) -> c_int {
-    *size = get_value(t, k).map_or(0, |v| v.len()) as MPI_Aint;
-    0
-}
-
-unsafe extern "C" fn value_marshal(
-    k: c_int,
-    _name: *const c_char,
-    _rep: *const c_char,
-    t: ffi::MPI_Datatype,
-    out: *mut c_void,
-    outsize: MPI_Aint,
-    written: *mut MPI_Aint,
-) -> c_int {
-    let v = get_value(t, k).unwrap_or_default();
-    if v.len() as MPI_Aint > outsize {
-        return 1;
-    }
-    std::ptr::copy_nonoverlapping(v.as_ptr(), out as *mut u8, v.len());
-    *written = v.len() as MPI_Aint;
-    0
-}
-
 unsafe extern "C" fn value_unmarshal(
     k: c_int,
     name: *const c_char,
@@ -445,8 +405,8 @@ fn keyval(name: &str) -> c_int {
     attributes::register(Keyval {
         keyval: k,
         name: CString::new(name).unwrap(),
-        size: Some(value_size),
-        marshal: Some(value_marshal),
+        size: Some(blob_size),
+        marshal: Some(blob_marshal),
         unmarshal: Some(value_unmarshal),
     })
     .unwrap();
@@ -507,7 +467,7 @@ fn attributes_set_before_a_late_failure_are_deleted_with_their_types() {
         FAILING.store(false, SeqCst);
         let base = pmpi::live();
         let rebuilt = unmarshal(Representation::External, &streams[0].1).unwrap();
-        assert_eq!(get_value(rebuilt, keep).unwrap(), b"root");
+        assert_eq!(get_blob(rebuilt, keep).unwrap(), b"root");
         assert!(VALUES.load(SeqCst) >= 1);
         if !open_mpi || fail_at == "root" {
             streams.push((

@@ -14,6 +14,7 @@
 
 mod common;
 
+use common::blob::{blob_marshal, blob_size, get_blob};
 use common::*;
 use mpi_sys as ffi;
 use mpix_marshal::attributes::{self, Keyval};
@@ -94,47 +95,6 @@ fn set_value(t: Datatype, k: c_int, bytes: &[u8]) {
     );
 }
 
-fn get_value(t: Datatype, k: c_int) -> Option<Vec<u8>> {
-    let mut p: *mut c_void = std::ptr::null_mut();
-    let mut flag = 0;
-    ok(
-        unsafe {
-            ffi::MPI_Type_get_attr(t, k, &mut p as *mut *mut c_void as *mut c_void, &mut flag)
-        },
-        "MPI_Type_get_attr",
-    );
-    (flag != 0).then(|| unsafe { (*(p as *const Vec<u8>)).clone() })
-}
-
-unsafe extern "C" fn value_size(
-    k: c_int,
-    _name: *const c_char,
-    _rep: *const c_char,
-    t: ffi::MPI_Datatype,
-    size: *mut MPI_Aint,
-) -> c_int {
-    *size = get_value(t, k).map_or(0, |v| v.len()) as MPI_Aint;
-    0
-}
-
-unsafe extern "C" fn value_marshal(
-    k: c_int,
-    _name: *const c_char,
-    _rep: *const c_char,
-    t: ffi::MPI_Datatype,
-    out: *mut c_void,
-    outsize: MPI_Aint,
-    written: *mut MPI_Aint,
-) -> c_int {
-    let v = get_value(t, k).unwrap_or_default();
-    if v.len() as MPI_Aint > outsize {
-        return 1;
-    }
-    std::ptr::copy_nonoverlapping(v.as_ptr(), out as *mut u8, v.len());
-    *written = v.len() as MPI_Aint;
-    0
-}
-
 unsafe extern "C" fn value_unmarshal(
     k: c_int,
     _name: *const c_char,
@@ -151,8 +111,8 @@ fn keyval_entry(k: c_int, name: &str) -> Keyval {
     Keyval {
         keyval: k,
         name: CString::new(name).unwrap(),
-        size: Some(value_size),
-        marshal: Some(value_marshal),
+        size: Some(blob_size),
+        marshal: Some(blob_marshal),
         unmarshal: Some(value_unmarshal),
     }
 }
@@ -165,8 +125,8 @@ fn register(k: c_int, name: &str, c_api: bool) {
             capi::MPIX_Type_register_marshaled_keyval(
                 k,
                 name.as_ptr(),
-                Some(value_size),
-                Some(value_marshal),
+                Some(blob_size),
+                Some(blob_marshal),
                 Some(value_unmarshal),
             )
         };
@@ -412,7 +372,7 @@ fn worker(id: usize, run: &Run, start: &Barrier) -> Digest {
             "thread {id}: the private type's attributes"
         );
         let back = unmarshal(rep, &bytes).unwrap();
-        assert_eq!(get_value(back, k).as_deref(), Some(value.as_bytes()));
+        assert_eq!(get_blob(back, k).as_deref(), Some(value.as_bytes()));
         mpi::free(back).unwrap();
         ok(
             unsafe { ffi::MPI_Type_delete_attr(private, k) },

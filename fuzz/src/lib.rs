@@ -226,31 +226,6 @@ pub fn check_decoded(tree: &Node) -> (Option<Vec<u8>>, bool) {
     (Some(ext), valid.is_ok())
 }
 
-/// The children of `n`, mutably.
-fn children_mut(n: &mut Node) -> Vec<&mut Node> {
-    match &mut n.kind {
-        Kind::Named(_)
-        | Kind::F90Real { .. }
-        | Kind::F90Complex { .. }
-        | Kind::F90Integer { .. } => {
-            vec![]
-        }
-        Kind::Dup(old)
-        | Kind::Contiguous { old, .. }
-        | Kind::Vector { old, .. }
-        | Kind::Hvector { old, .. }
-        | Kind::Indexed { old, .. }
-        | Kind::Hindexed { old, .. }
-        | Kind::IndexedBlock { old, .. }
-        | Kind::HindexedBlock { old, .. }
-        | Kind::Subarray { old, .. }
-        | Kind::Darray { old, .. }
-        | Kind::Resized { old, .. } => vec![old.as_mut()],
-        Kind::Struct { types, .. } => types.iter_mut().collect(),
-        Kind::ValueIndex { pair } => pair.iter_mut().collect(),
-    }
-}
-
 /// The tree a rebuilt type shows when marshalled again, as far as the
 /// README says what it is: attributes whose names `keep` refuses are
 /// skipped (spec/external.md §5.5), and the tree is in `local_form`.
@@ -268,7 +243,7 @@ pub fn as_rebuilt(tree: &Node, keep: &dyn Fn(&[u8]) -> bool) -> Option<Node> {
                 return false;
             }
         }
-        children_mut(n).into_iter().all(|c| walk(c, keep, markers))
+        n.children_mut().iter_mut().all(|c| walk(c, keep, markers))
     }
     let mut t = local_form(tree);
     walk(&mut t, keep, markers).then_some(t)
@@ -293,7 +268,7 @@ pub fn local_form(tree: &Node) -> Node {
             }
             _ => {}
         }
-        for c in children_mut(n) {
+        for c in n.children_mut() {
             go(c, local);
         }
     }

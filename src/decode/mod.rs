@@ -268,7 +268,9 @@ impl Decoder<'_> {
         if let Some(p) = self.local.predefined(t) {
             self.put_u32(Combiner::Named.code() | (p.0 as u32) << 16);
             if self.hashing {
-                self.scratch.sigs.push(signature::named(p)?);
+                self.scratch
+                    .sigs
+                    .push(crate::signature::fold::named_value(p)?);
             }
             return Ok(false);
         }

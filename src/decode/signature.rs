@@ -7,7 +7,8 @@ use super::{Contents, Seg};
 use crate::codes::{Combiner, Distribution};
 use crate::error::{Error, Result};
 use crate::signature::darray::Darray;
-use crate::signature::{basic_types, BasicType, SignatureMonoid};
+use crate::signature::fold::Factors;
+use crate::signature::{BasicType, SignatureMonoid};
 
 /// A level's fields in stream order: runs over get_contents' arrays.
 pub(super) struct Fields<'a> {
@@ -127,22 +128,14 @@ pub(super) fn level<M: SignatureMonoid>(
         Combiner::Subarray => {
             let v = f.flat(1);
             let n = v.len().saturating_sub(1) / 3;
-            // Factors multiplied while the product fits a u128, then
-            // applied one repetition at a time, as signature::fold does:
-            // a saturated product would hash another signature.
             let mut acc = repeat(1, children)?;
-            let mut k = 1u128;
+            let mut apply = |k| acc = acc.repeat(k);
+            let mut factors = Factors::new(&mut apply);
             for &s in &v[n..2 * n] {
-                let s = count(s)?;
-                match k.checked_mul(s) {
-                    Some(p) => k = p,
-                    None => {
-                        acc = acc.repeat(k);
-                        k = s;
-                    }
-                }
+                factors.push(count(s)?);
             }
-            Ok(if k == 1 { acc } else { acc.repeat(k) })
+            factors.finish();
+            Ok(acc)
         }
         Combiner::Darray => {
             let v = f.flat(0);
@@ -174,12 +167,4 @@ pub(super) fn level<M: SignatureMonoid>(
             .iter()
             .fold(M::empty(), |acc, child| acc.concat(child))),
     }
-}
-
-/// The value of a predefined type (a pair type is two basic types).
-pub(super) fn named<M: SignatureMonoid>(p: crate::codes::Predefined) -> Result<M> {
-    Ok(basic_types(p)?
-        .as_slice()
-        .iter()
-        .fold(M::empty(), |acc, &b| acc.concat(&M::basic(b))))
 }

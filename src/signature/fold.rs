@@ -201,6 +201,11 @@ fn leaf<A: Algebra>(node: &Node, alg: &mut A) -> Option<Result<A::V>> {
     Some(alg.basic(b))
 }
 
+/// The value of a predefined type (a pair type is two basic types).
+pub(crate) fn named_value<M: SignatureMonoid>(p: Predefined) -> Result<M> {
+    named(p, &mut Monoid::<M>(std::marker::PhantomData))
+}
+
 fn named<A: Algebra>(p: Predefined, alg: &mut A) -> Result<A::V> {
     let b = basic_types(p)?;
     match b.as_slice() {
@@ -310,14 +315,8 @@ fn count_arg(v: i64, combiner: impl Fn() -> &'static str, arg: &str) -> Result<u
 /// product fits a u128, so most constructors make one call.
 #[inline(never)]
 pub(crate) fn for_each_repetition(node: &Node, f: &mut dyn FnMut(u128)) -> Result<()> {
-    let mut product: u128 = 1;
-    let mut factor = |k: u128| match product.checked_mul(k) {
-        Some(p) => product = p,
-        None => {
-            f(product);
-            product = k;
-        }
-    };
+    let mut product = Factors::new(f);
+    let mut factor = |k: u128| product.push(k);
     let what = || node.combiner().mpi_name();
     let nn = |v: i64, arg: &str| count_arg(v, what, arg);
     match &node.kind {
@@ -392,10 +391,40 @@ pub(crate) fn for_each_repetition(node: &Node, f: &mut dyn FnMut(u128)) -> Resul
             unreachable!("not a one-child constructor")
         }
     }
-    if product != 1 {
-        f(product);
-    }
+    product.finish();
     Ok(())
+}
+
+/// Repetition factors multiplied together while the product fits a u128;
+/// each full product goes to `f`. A repetition by the product is then the
+/// repetitions by its factors, whatever their size (a saturated product
+/// would describe another signature).
+pub(crate) struct Factors<'a> {
+    product: u128,
+    f: &'a mut dyn FnMut(u128),
+}
+
+impl<'a> Factors<'a> {
+    pub fn new(f: &'a mut dyn FnMut(u128)) -> Factors<'a> {
+        Factors { product: 1, f }
+    }
+
+    pub fn push(&mut self, k: u128) {
+        match self.product.checked_mul(k) {
+            Some(p) => self.product = p,
+            None => {
+                (self.f)(self.product);
+                self.product = k;
+            }
+        }
+    }
+
+    /// Hands over what is left (nothing when it is 1).
+    pub fn finish(self) {
+        if self.product != 1 {
+            (self.f)(self.product);
+        }
+    }
 }
 
 /// The number of basic elements; `None` once it exceeds `u128::MAX`.

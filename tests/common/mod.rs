@@ -2,6 +2,8 @@
 //! and the comparison of two datatypes by every observable.
 #![allow(dead_code)]
 
+pub mod blob;
+
 use mpi_sys as ffi;
 use mpix_marshal::codes::{Predefined, PREDEFINED};
 use mpix_marshal::mpi::{self, shim, Datatype, MPI_Aint, MPI_Count};
