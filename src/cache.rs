@@ -51,20 +51,20 @@ pub(crate) struct Head {
     pub fields_at: usize,
 }
 
-/// A recorded stream: its bytes, the derived levels in pre-order, and the
-/// handles of the inner levels, owned by the plan.
-#[derive(Default)]
+/// A recorded stream: its bytes and its derived levels in pre-order. The
+/// plan owns the handles of the inner levels (depth > 0), which
+/// get_contents returned: one reference per occurrence. Both are sized
+/// exactly, so a plan is two allocations.
 pub(crate) struct Plan {
-    pub bytes: Vec<u8>,
-    pub heads: Vec<Head>,
-    pub handles: Vec<Held>,
+    pub bytes: Box<[u8]>,
+    pub heads: Box<[Head]>,
 }
 
 impl Drop for Plan {
     fn drop(&mut self) {
         if mpi::is_initialized() {
-            for &h in &self.handles {
-                let _ = mpi::free(h.get());
+            for h in self.heads.iter().filter(|h| h.depth > 0) {
+                let _ = mpi::free(h.handle.get());
             }
         }
     }

@@ -1,30 +1,119 @@
-//! The compressed representation: the external stream, deflated (zlib's
-//! raw deflate through `flate2`), or stored as is when deflate does not
-//! make it smaller. It stays portable, and is never more than 8 bytes
-//! larger than the external stream. Compressor state is kept per thread
-//! and reset, not rebuilt, for each call: zlib's set-up dominated the
-//! paper's compressed times for small types.
+//! The compressed representation: the external stream with its words
+//! turned into varints (most fields are small numbers in 4-byte XDR
+//! words), deflated (raw deflate, zlib's algorithm through `flate2`), or
+//! the external stream stored as is when that is not smaller. It stays
+//! portable, and is never more than 8 bytes larger than the external
+//! stream. Compressor state is kept per thread and reset, not rebuilt, for
+//! each call: zlib's set-up dominated the paper's compressed times for
+//! small types. spec/compressed.md gives the bytes.
 
 use crate::error::{Error, Result};
 use crate::scratch::with_buffer;
 use crate::sink::Sink;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
-/// "MXDZ": a deflated external stream follows the length word.
-pub const MAGIC_DEFLATE: u32 = 0x4d58_445a;
+/// "MXDV": the deflated varint form of an external stream follows the
+/// length word.
+pub const MAGIC_DEFLATE: u32 = 0x4d58_4456;
+/// "MXDZ": version 1's deflated form (the external stream deflated without
+/// the varint step); refused with a message that says so.
+pub const MAGIC_DEFLATE_V1: u32 = 0x4d58_445a;
 /// "MXDS": the external stream follows the length word, stored.
 pub const MAGIC_STORED: u32 = 0x4d58_4453;
 pub const HEADER_LEN: usize = 8;
 /// The largest external stream a compressed stream may expand to.
 pub const MAX_EXPANDED: usize = 64 << 20;
-/// Deflate never expands a byte of input to more than this many bytes of
-/// output (a 258-byte match in at least 2 bits), so a stream whose length
-/// word claims more than this times its payload is refused unread.
-pub const MAX_RATIO: usize = 1032;
+/// A deflated stream of `n` payload bytes may expand to an external stream
+/// of at most `MAX_RATIO * n + RATIO_SLACK` bytes; writers store what
+/// deflate would compress further. This keeps what a reader spends
+/// proportional to its input (spec/compressed.md §3).
+pub const MAX_RATIO: usize = 64;
+pub const RATIO_SLACK: usize = 64 << 10;
+
+/// The external stream's header: its magic word, implied by MXDV, and its
+/// version and hash, copied as they are.
+const EXT_MAGIC_LEN: usize = 4;
+const EXT_HEADER_LEN: usize = crate::external::HEADER_LEN;
+
+/// The most bytes the varint form of an external stream of `len` bytes
+/// takes: its 8 header bytes, then at most 5 bytes per word.
+fn max_varint_len(len: usize) -> usize {
+    EXT_HEADER_LEN - EXT_MAGIC_LEN + (len - EXT_HEADER_LEN) / 4 * 5
+}
+
+/// The largest external stream a deflated payload of `n` bytes may claim.
+pub fn max_claim(n: usize) -> usize {
+    MAX_EXPANDED.min(n.saturating_mul(MAX_RATIO).saturating_add(RATIO_SLACK))
+}
+
+/// The varint form of an external stream (spec/compressed.md §2): its
+/// version and hash bytes, then each later big-endian word as an unsigned
+/// LEB128 number. Public so that tests can build streams by hand.
+pub fn to_varints(external: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&external[EXT_MAGIC_LEN..EXT_HEADER_LEN]);
+    for w in external[EXT_HEADER_LEN..].chunks_exact(4) {
+        let mut v = u32::from_be_bytes(w.try_into().unwrap());
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+}
+
+/// The inverse of `to_varints`: appends the external stream of `len` bytes
+/// to `out`. Errors name the offset in the varint form (the deflate data
+/// it came from has no byte that corresponds).
+fn from_varints(v: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
+    let bad = |at: usize, what: String| {
+        Err(Error::corrupt(
+            HEADER_LEN,
+            format!("the inflated varint form is invalid at its byte {at}: {what}"),
+        ))
+    };
+    let head = EXT_HEADER_LEN - EXT_MAGIC_LEN;
+    if v.len() < head {
+        return bad(v.len(), "it ends inside the header".into());
+    }
+    out.reserve_exact(len);
+    out.extend_from_slice(&crate::external::MAGIC.to_be_bytes());
+    out.extend_from_slice(&v[..head]);
+    let mut i = head;
+    for _ in 0..(len - EXT_HEADER_LEN) / 4 {
+        let start = i;
+        let mut word: u64 = 0;
+        let mut shift = 0;
+        loop {
+            let Some(&b) = v.get(i) else {
+                return bad(start, "it ends inside a word".into());
+            };
+            i += 1;
+            word |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                // Canonical: no zero high byte, nothing past 32 bits.
+                if (b == 0 && i - start > 1) || word > u64::from(u32::MAX) {
+                    return bad(start, "a word is not in its one shortest form".into());
+                }
+                break;
+            }
+            shift += 7;
+            if shift > 28 {
+                return bad(start, "a word takes more than 5 bytes".into());
+            }
+        }
+        out.extend_from_slice(&(word as u32).to_be_bytes());
+    }
+    if i != v.len() {
+        return bad(i, format!("{} bytes follow its last word", v.len() - i));
+    }
+    Ok(())
+}
 
 struct Coders {
     compress: Compress,
     decompress: Decompress,
+    /// The varint form, between the external stream and deflate.
+    varints: Vec<u8>,
 }
 
 impl Default for Coders {
@@ -32,6 +121,7 @@ impl Default for Coders {
         Coders {
             compress: Compress::new(Compression::best(), false),
             decompress: Decompress::new(false),
+            varints: Vec::new(),
         }
     }
 }
@@ -56,18 +146,36 @@ pub fn compress(external: &[u8], out: &mut Sink) -> Result<()> {
     out.put(&len.to_be_bytes());
     // Deflate into room the size of the input: if it does not fit, storing
     // is smaller anyway.
+    // Only what has an external stream's shape has a varint form (the
+    // writer is only given external streams; anything else is stored).
+    let shaped = external.len() >= EXT_HEADER_LEN
+        && external.len() % 4 == 0
+        && external[..4] == crate::external::MAGIC.to_be_bytes();
     let deflated = with_buffer(&CODERS, |c| {
+        if !shaped {
+            return None;
+        }
+        c.varints.clear();
+        to_varints(external, &mut c.varints);
         c.compress.reset();
         // Totals are counted from here (whatever reset does to them).
         let base = c.compress.total_out();
         let room = out.room(external.len());
-        match c.compress.compress(external, room, FlushCompress::Finish) {
+        let n = match c.compress.compress(&c.varints, room, FlushCompress::Finish) {
             Ok(Status::StreamEnd) => Some((c.compress.total_out() - base) as usize),
             _ => None,
+        };
+        if c.varints.capacity() > 1 << 20 {
+            c.varints = Vec::new(); // do not keep a huge buffer per thread
         }
+        n
     });
     match deflated {
-        Some(n) if n < external.len() => out.truncate(start + HEADER_LEN + n),
+        // Stored when deflate does not help, or would expand further than
+        // a reader accepts.
+        Some(n) if n < external.len() && external.len() <= max_claim(n) => {
+            out.truncate(start + HEADER_LEN + n)
+        }
         _ => {
             out.truncate(start);
             out.put(&MAGIC_STORED.to_be_bytes());
@@ -105,24 +213,40 @@ pub fn expand<R>(bytes: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> 
             f(payload)
         }
         MAGIC_DEFLATE => {
-            if len > MAX_EXPANDED || len > payload.len().saturating_mul(MAX_RATIO) {
+            if len > max_claim(payload.len()) {
                 return Err(Error::corrupt(
                     4,
                     format!(
-                        "the stream claims to expand to {len} bytes, more than {} (the limit is {MAX_EXPANDED} bytes, and {MAX_RATIO} per compressed byte)",
-                        MAX_EXPANDED.min(payload.len().saturating_mul(MAX_RATIO))
+                        "the stream claims to expand to {len} bytes, more than {} (the limit is {MAX_EXPANDED} bytes, and {MAX_RATIO} per compressed byte plus {RATIO_SLACK})",
+                        max_claim(payload.len())
                     ),
                 ));
             }
-            with_buffer(&EXPANDED, |buf| {
-                inflate(payload, len, buf)?;
-                let r = f(buf);
-                if buf.capacity() > 1 << 20 {
-                    *buf = Vec::new(); // do not keep a huge buffer per thread
+            if len < EXT_HEADER_LEN || len % 4 != 0 {
+                return Err(Error::corrupt(
+                    4,
+                    format!("the length {len} is not that of an external stream (a multiple of 4, at least {EXT_HEADER_LEN})"),
+                ));
+            }
+            with_buffer(&EXPANDED, |bufs| {
+                let (varints, ext) = (&mut bufs.0, &mut bufs.1);
+                let r = inflate(payload, max_varint_len(len), varints).and_then(|()| {
+                    ext.clear();
+                    from_varints(varints, len, ext)?;
+                    f(ext)
+                });
+                for buf in [varints, ext] {
+                    if buf.capacity() > 1 << 20 {
+                        *buf = Vec::new(); // do not keep a huge buffer per thread
+                    }
                 }
                 r
             })
         }
+        MAGIC_DEFLATE_V1 => Err(Error::corrupt(
+            0,
+            "a compressed stream of version 1 (\"MXDZ\"), which this library no longer reads",
+        )),
         _ => Err(Error::corrupt(
             0,
             format!("not an mpix-marshal compressed stream (first word {magic:#010x})"),
@@ -131,11 +255,13 @@ pub fn expand<R>(bytes: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> 
 }
 
 thread_local! {
-    static EXPANDED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The inflated varint form and the external stream it becomes.
+    static EXPANDED: std::cell::RefCell<(Vec<u8>, Vec<u8>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// Inflates `payload` into `out`, which ends up exactly `len` bytes long.
-/// Memory grows with the output actually produced, never past `len`.
+/// Inflates `payload` into `out`, which may hold at most `len` bytes.
+/// Memory grows with the output actually produced, never past `len` + 1.
 fn inflate(payload: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
     with_buffer(&CODERS, |c| {
         let d = &mut c.decompress;
@@ -163,7 +289,7 @@ fn inflate(payload: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
             if out.len() > len {
                 return Err(Error::corrupt(
                     4,
-                    format!("the stream expands to more than the {len} bytes it claims"),
+                    format!("the stream expands to more than the {len} bytes its length allows (of varint form)"),
                 ));
             }
             match status {
@@ -190,12 +316,6 @@ fn inflate(payload: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
                     "{} bytes follow the end of the deflate data",
                     payload.len() - used
                 ),
-            ));
-        }
-        if out.len() != len {
-            return Err(Error::corrupt(
-                4,
-                format!("the stream claims {len} bytes but expands to {}", out.len()),
             ));
         }
         Ok(())

@@ -289,7 +289,9 @@ fn nesting_past_the_limit_is_refused_without_overflow() {
 #[test]
 fn compressed_streams_are_bounded() {
     use flate2::{write::DeflateEncoder, Compression};
-    use mpix_marshal::compressed::{MAGIC_DEFLATE, MAGIC_STORED, MAX_EXPANDED};
+    use mpix_marshal::compressed::{
+        to_varints, MAGIC_DEFLATE, MAGIC_DEFLATE_V1, MAGIC_STORED, MAX_EXPANDED,
+    };
     use std::io::Write;
     init();
     let deflate = |data: &[u8]| {
@@ -314,17 +316,45 @@ fn compressed_streams_are_bounded() {
         &stream(MAGIC_DEFLATE, u32::MAX, &[0; 92]),
         "claims to expand",
     );
-    // A zlib bomb: 10 MB of zeros in about 10 KB.
+    // A zlib bomb: 10 MB of zeros in about 10 KB. Claiming 100 bytes, it
+    // may inflate to 118 bytes of varint form (8 + 5 per word).
     let zeros = deflate(&vec![0u8; 10 << 20]);
     assert!(zeros.len() < 20_000);
     refuse(
         &stream(MAGIC_DEFLATE, 100, &zeros),
-        "expands to more than the 100 bytes",
+        "expands to more than the 118 bytes",
     );
-    // Claiming its real size, it expands, then is no external stream.
+    // Claiming its real size, more than 64 per payload byte: refused unread.
+    refuse(&stream(MAGIC_DEFLATE, 10 << 20, &zeros), "claims to expand");
+    // 1000 zeros are a valid varint form (992 zero words), whose external
+    // stream has version 0.
     refuse(
-        &stream(MAGIC_DEFLATE, 10 << 20, &zeros),
-        "not an mpix-marshal external stream",
+        &stream(MAGIC_DEFLATE, 12 + 992 * 4, &deflate(&[0; 1000])),
+        "unsupported format version 0",
+    );
+    // Varint forms that are not the one shortest form of their words.
+    for (words, form, expect) in [
+        (1, &[0x80, 0x00][..], "shortest form"),
+        (1, &[0xff, 0xff, 0xff, 0xff, 0x1f], "shortest form"),
+        (
+            2,
+            &[0x80, 0x80, 0x80, 0x80, 0x80, 0x01],
+            "more than 5 bytes",
+        ),
+        (1, &[0x80][..], "ends inside a word"),
+        (1, &[0x01, 0x01], "follow its last word"),
+    ] {
+        let v = [&[0u8; 8][..], form].concat();
+        refuse(&stream(MAGIC_DEFLATE, 12 + 4 * words, &deflate(&v)), expect);
+    }
+    // Lengths no external stream has.
+    refuse(
+        &stream(MAGIC_DEFLATE, 14, &deflate(&[0; 10])),
+        "multiple of 4",
+    );
+    refuse(
+        &stream(MAGIC_DEFLATE, 8, &deflate(&[0; 8])),
+        "multiple of 4",
     );
     // Past the documented limit, refused unread.
     let big = deflate(&vec![0u8; MAX_EXPANDED + 1]);
@@ -340,8 +370,21 @@ fn compressed_streams_are_bounded() {
         &stream(MAGIC_STORED, ext.len() as u32, &ext)
     )
     .is_ok());
+    // A version-1 stream (the external stream deflated as is).
+    refuse(
+        &stream(MAGIC_DEFLATE_V1, ext.len() as u32, &deflate(&ext)),
+        "version 1",
+    );
+    // The varint form of a real stream is read back.
+    let mut form = Vec::new();
+    to_varints(&ext, &mut form);
+    assert!(unmarshal(
+        Representation::Compressed,
+        &stream(MAGIC_DEFLATE, ext.len() as u32, &deflate(&form))
+    )
+    .is_ok());
     // Bytes after the end of the deflate data.
-    let mut tail = deflate(&ext);
+    let mut tail = deflate(&form);
     tail.push(0);
     refuse(
         &stream(MAGIC_DEFLATE, ext.len() as u32, &tail),

@@ -41,7 +41,7 @@ pub fn decode(
         scratch.sigs.clear();
         let mut d = Decoder {
             start,
-            rec: None,
+            recording: false,
             enc,
             local: mpi::local(),
             scratch,
@@ -72,15 +72,30 @@ pub fn decode(
             }
             return Ok(());
         }
-        d.rec = Some(Plan::default());
-        d.node(datatype, 0)?;
-        patch_hash(&mut d);
-        let mut plan = d.rec.take().expect("set above");
-        if d.out.len() - start <= CACHE_AT_MOST {
-            plan.bytes = d.out.bytes()[start..].to_vec();
-            // Failing to cache costs only speed: the stream is already written.
-            let _ = cache::store(datatype, cached, enc, plan);
+        d.recording = true;
+        d.scratch.heads.clear();
+        d.scratch.kept.clear();
+        let walked = d.node(datatype, 0);
+        if walked.is_err() || d.out.len() - start > CACHE_AT_MOST {
+            // Not cached: the inner handles kept for the plan go back now.
+            for h in d.scratch.kept.drain(..) {
+                let _ = mpi::free(h.get());
+            }
+            return walked.map(|_| patch_hash(&mut d));
         }
+        patch_hash(&mut d);
+        debug_assert_eq!(
+            d.scratch.kept.len(),
+            d.scratch.heads.iter().filter(|h| h.depth > 0).count(),
+            "the plan frees exactly the handles it kept"
+        );
+        d.scratch.kept.clear();
+        let plan = Plan {
+            bytes: d.out.bytes()[start..].into(),
+            heads: d.scratch.heads.as_slice().into(),
+        };
+        // Failing to cache costs only speed: the stream is already written.
+        let _ = cache::store(datatype, cached, enc, plan);
         Ok(())
     })
 }
@@ -108,6 +123,10 @@ struct Scratch {
     /// after its children (which reuse `segs`).
     sigs: Vec<Default64>,
     saved_segs: Vec<Vec<Seg>>,
+    /// While recording a plan: its derived levels in pre-order, and the
+    /// inner handles handed back so far (freed if the plan is not kept).
+    heads: Vec<Head>,
+    kept: Vec<Held>,
 }
 
 struct NameBuf(Box<[u8; 256]>);
@@ -226,8 +245,9 @@ thread_local! {
 struct Decoder<'a> {
     /// Where this stream starts in `out`.
     start: usize,
-    /// What is being recorded for the type's cache (the first marshal).
-    rec: Option<Plan>,
+    /// Whether a plan is being recorded for the type's cache (the first
+    /// marshal), in `Scratch::heads` and `Scratch::kept`.
+    recording: bool,
     enc: Encoding,
     local: &'static Local,
     scratch: &'a mut Scratch,
@@ -336,8 +356,8 @@ impl Decoder<'_> {
             self.put_u32(word); // F90 types carry no name or attributes
         } else {
             self.put_head(t, word, depth, only_child)?;
-            if let Some(rec) = &mut self.rec {
-                rec.heads.push(Head {
+            if self.recording {
+                self.scratch.heads.push(Head {
                     handle: Held::new(t),
                     word,
                     depth,
@@ -359,11 +379,12 @@ impl Decoder<'_> {
         for (i, &child) in c.types.iter().enumerate() {
             let derived = self.node(child, depth + 1)?;
             if derived {
-                match &mut self.rec {
+                if self.recording {
                     // The cached plan keeps the handle, to read its name
                     // and attributes when it replays.
-                    Some(rec) => rec.handles.push(Held::new(child)),
-                    None => mpi::free(child)?,
+                    self.scratch.kept.push(Held::new(child));
+                } else {
+                    mpi::free(child)?;
                 }
             }
             *freed = i + 1;

@@ -33,11 +33,7 @@ pub fn read(bytes: &[u8]) -> Result<Node> {
 
 /// Checks the header (spec/external.md §4) and returns its signature hash.
 pub(super) fn header(bytes: &[u8]) -> Result<u64> {
-    let mut r = Reader {
-        bytes,
-        pos: 0,
-        enc: Encoding::Xdr,
-    };
+    let mut r = Reader::new(bytes, 0, Encoding::Xdr);
     let magic = r.u32("the magic word")?;
     if magic != MAGIC {
         return Err(Error::corrupt(
@@ -70,21 +66,31 @@ pub(super) fn header(bytes: &[u8]) -> Result<u64> {
 /// Parses the node grammar in `enc` from byte `start` of `bytes` (after a
 /// header the caller checked) to the very end.
 pub fn read_nodes(bytes: &[u8], start: usize, enc: Encoding) -> Result<Node> {
-    Reader {
-        bytes,
-        pos: start,
-        enc,
-    }
-    .root()
+    Reader::new(bytes, start, enc).root()
 }
 
 struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
     enc: Encoding,
+    /// The heads of the nodes being read, root first: a node's head waits
+    /// here while its children are read.
+    heads: Vec<Head>,
+    /// Their integer fields, concatenated; each head knows where its own
+    /// start. One buffer for the whole stream instead of one per node.
+    fields: Vec<i64>,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8], pos: usize, enc: Encoding) -> Reader<'a> {
+        Reader {
+            bytes,
+            pos,
+            enc,
+            heads: Vec::new(),
+            fields: Vec::new(),
+        }
+    }
     /// The root node, which must end the input.
     fn root(&mut self) -> Result<Node> {
         let root = self.node(0)?;
@@ -260,29 +266,52 @@ impl Reader<'_> {
     /// took 4.2 KiB: refusing a stream at the depth limit overflowed a
     /// 2 MiB thread stack. Issue 5, tests/limits.rs.)
     fn boxed_node(&mut self, depth: usize) -> Result<Box<Node>> {
-        let mut head = self.head(depth)?;
-        if let Some(node) = head.named.take() {
-            return Ok(node);
+        if let Some(p) = self.named(depth)? {
+            return Ok(Box::new(Node::named(p)));
         }
-        let fields = self.fields(head.combiner, head.wide)?;
+        self.derived(depth).map(Box::new)
+    }
+
+    /// A struct member, straight into the struct's vector (a NAMED member
+    /// makes no allocation of its own).
+    fn member(&mut self, depth: usize, into: &mut Vec<Node>) -> Result<()> {
+        let node = match self.named(depth)? {
+            Some(p) => Node::named(p),
+            None => self.derived(depth)?,
+        };
+        into.push(node);
+        Ok(())
+    }
+
+    /// A derived node (its word not yet read). Only the node itself moves
+    /// through this frame; the per-combiner work happens in helpers.
+    fn derived(&mut self, depth: usize) -> Result<Node> {
+        self.head(depth)?;
+        let (combiner, base) = {
+            let h = self.heads.last().expect("pushed by head");
+            (h.combiner, h.fields)
+        };
+        self.read_fields(combiner, self.heads.last().expect("pushed").wide)?;
         // Most nodes have one child: it needs no vector of its own.
-        let n = children(head.combiner, &fields);
+        let n = children(combiner, &self.fields[base..]);
         let mut kids = Kids::default();
-        let is_struct = matches!(head.combiner, Combiner::Struct | Combiner::StructInteger);
-        if n == 1 && !is_struct {
+        if n == 1 && !is_struct(combiner) {
             kids.one = Some(self.boxed_node(depth + 1)?);
         } else {
             kids.many.reserve_exact(n);
             for _ in 0..n {
-                kids.many.push(*self.boxed_node(depth + 1)?);
+                self.member(depth + 1, &mut kids.many)?;
             }
         }
-        assemble(head, fields, kids)
+        let head = self.heads.pop().expect("pushed by head");
+        let node = assemble(head, &self.fields[base..], kids);
+        self.fields.truncate(base);
+        node
     }
 
-    /// The node word, its flags and name; a NAMED node whole.
-    #[inline(never)]
-    fn head(&mut self, depth: usize) -> Result<Box<Head>> {
+    /// The predefined type of a NAMED node, which is read whole; None (and
+    /// nothing read) for any other node.
+    fn named(&mut self, depth: usize) -> Result<Option<Predefined>> {
         let at = self.pos;
         if depth >= MAX_DEPTH {
             return Err(Error::corrupt(
@@ -291,25 +320,29 @@ impl Reader<'_> {
             ));
         }
         let word = self.u32("a node word")?;
+        if word & 0xffff != Combiner::Named.code() {
+            self.pos = at;
+            return Ok(None);
+        }
+        // The high half is the predefined code, not flags (§5.2).
+        let code = word >> 16;
+        let p = Predefined::from_code(code).ok_or_else(|| {
+            Error::corrupt(at, format!("unknown predefined datatype code {code:#x}"))
+        })?;
+        Ok(Some(p))
+    }
+
+    /// A derived node's word, flags, name and attributes, pushed on `heads`
+    /// (`named` has read the depth and NAMED checks).
+    #[inline(never)]
+    fn head(&mut self, depth: usize) -> Result<()> {
+        let at = self.pos;
+        debug_assert!(depth < MAX_DEPTH);
+        let word = self.u32("a node word")?;
         let combiner = Combiner::from_code(word & 0xffff).ok_or_else(|| {
             Error::corrupt(at, format!("unknown combiner code {}", word & 0xffff))
         })?;
-        if combiner == Combiner::Named {
-            // The high half is the predefined code, not flags (§5.2).
-            let code = word >> 16;
-            let p = Predefined::from_code(code).ok_or_else(|| {
-                Error::corrupt(at, format!("unknown predefined datatype code {code:#x}"))
-            })?;
-            return Ok(Box::new(Head {
-                combiner,
-                wide: false,
-                large: false,
-                name: None,
-                attrs: Vec::new(),
-                named: Some(Box::new(Node::named(p))),
-                fields_at: 0,
-            }));
-        }
+        debug_assert_ne!(combiner, Combiner::Named);
         let flags = word & !0xffff;
         if flags & !FLAGS_KNOWN != 0 {
             return Err(Error::corrupt(
@@ -342,34 +375,46 @@ impl Reader<'_> {
                 format!("{} has no large-count form", combiner.mpi_name()),
             ));
         }
-        let mut head = Box::new(Head {
+        let name = if named { Some(self.name()?) } else { None };
+        let attrs = if attributed {
+            self.attributes()?
+        } else {
+            Vec::new()
+        };
+        self.heads.push(Head {
             combiner,
             wide,
             large,
-            name: None,
-            attrs: Vec::new(),
-            named: None,
-            fields_at: 0,
+            name,
+            attrs,
+            fields_at: self.pos,
+            fields: self.fields.len(),
         });
-        if named {
-            head.name = Some(self.name()?);
-        }
-        if attributed {
-            head.attrs = self.attributes()?;
-        }
-        head.fields_at = self.pos;
-        Ok(head)
+        Ok(())
     }
 
     /// The node's integer fields in stream order (the inverse of
     /// `write::int_fields`), with array lengths checked against the input
     /// left and order and distribution codes checked where they stand.
     #[inline(never)]
-    fn fields(&mut self, combiner: Combiner, w: bool) -> Result<Vec<i64>> {
+    fn read_fields(&mut self, combiner: Combiner, w: bool) -> Result<()> {
         let unit = if w { 8 } else { 4 };
         // Every child node takes at least 4 bytes (a NAMED node's one word).
         const CHILD: usize = 4;
-        let mut f = Vec::new();
+        let mut f = std::mem::take(&mut self.fields);
+        let result = self.fields_into(combiner, w, unit, CHILD, &mut f);
+        self.fields = f;
+        result
+    }
+
+    fn fields_into(
+        &mut self,
+        combiner: Combiner,
+        w: bool,
+        unit: usize,
+        child: usize,
+        f: &mut Vec<i64>,
+    ) -> Result<()> {
         match combiner {
             Combiner::Named => unreachable!("read by head"),
             Combiner::Dup | Combiner::ValueIndex => {}
@@ -388,30 +433,30 @@ impl Reader<'_> {
             | Combiner::HindexedInteger
             | Combiner::Struct
             | Combiner::StructInteger => {
-                let is_struct = matches!(combiner, Combiner::Struct | Combiner::StructInteger);
-                let n = self.len("a count", w, 2 * unit + if is_struct { CHILD } else { 0 })?;
-                f.reserve_exact(1 + 2 * n);
+                let is_struct = is_struct(combiner);
+                let n = self.len("a count", w, 2 * unit + if is_struct { child } else { 0 })?;
+                f.reserve(1 + 2 * n);
                 f.push(n as i64);
-                self.ints("blocklengths and displacements", w, 2 * n, &mut f)?;
+                self.ints("blocklengths and displacements", w, 2 * n, f)?;
             }
             Combiner::IndexedBlock | Combiner::HindexedBlock => {
                 let n = self.len("a count", w, unit)?;
-                f.reserve_exact(2 + n);
+                f.reserve(2 + n);
                 f.push(n as i64);
                 f.push(self.int("a blocklength", w)?);
-                self.ints("displacements", w, n, &mut f)?;
+                self.ints("displacements", w, n, f)?;
             }
             Combiner::Subarray => {
                 let n = self.len("ndims", w, 3 * unit)?;
                 f.push(n as i64);
-                self.ints("sizes, subsizes and starts", w, 3 * n, &mut f)?;
+                self.ints("sizes, subsizes and starts", w, 3 * n, f)?;
                 f.push(self.order(w)? as i64);
             }
             Combiner::Darray => {
                 f.extend([self.int("a size", w)?, self.int("a rank", w)?]);
                 let n = self.len("ndims", w, 4 * unit)?;
                 f.push(n as i64);
-                self.ints("gsizes", w, n, &mut f)?;
+                self.ints("gsizes", w, n, f)?;
                 for _ in 0..n {
                     let at = self.pos;
                     let d = self.int("a distribution", w)?;
@@ -420,14 +465,14 @@ impl Reader<'_> {
                     })?;
                     f.push(d as i64);
                 }
-                self.ints("dargs and psizes", w, 2 * n, &mut f)?;
+                self.ints("dargs and psizes", w, 2 * n, f)?;
                 f.push(self.order(w)? as i64);
             }
             Combiner::Resized => {
                 f.extend([self.int("a lower bound", w)?, self.int("an extent", w)?])
             }
         }
-        Ok(f)
+        Ok(())
     }
 
     fn order(&mut self, wide: bool) -> Result<Order> {
@@ -455,9 +500,13 @@ struct Head {
     large: bool,
     name: Option<Vec<u8>>,
     attrs: Vec<Attribute>,
-    /// The whole node, for NAMED.
-    named: Option<Box<Node>>,
     fields_at: usize,
+    /// Where its fields start in `Reader::fields`.
+    fields: usize,
+}
+
+fn is_struct(c: Combiner) -> bool {
+    matches!(c, Combiner::Struct | Combiner::StructInteger)
 }
 
 /// A node's children: the one of most combiners, or the many of a struct.
@@ -479,18 +528,11 @@ fn children(c: Combiner, fields: &[i64]) -> usize {
 
 /// Builds the node from its parts, the inverse of `write::int_fields`.
 #[inline(never)]
-// Boxed on purpose: unboxing in the caller would put Head back on the
-// recursive frame (see `boxed_node`).
-#[allow(clippy::boxed_local)]
-fn assemble(head: Box<Head>, f: Vec<i64>, kids: Kids) -> Result<Box<Node>> {
+fn assemble(head: Head, f: &[i64], kids: Kids) -> Result<Node> {
     let c = head.combiner;
     let mut one = kids.one;
-    let mut kids = kids.many.into_iter();
-    let mut old = || {
-        one.take()
-            .or_else(|| kids.next().map(Box::new))
-            .expect("children() counted this child")
-    };
+    let mut many = kids.many;
+    let mut old = || one.take().expect("children() counted this child");
     let arr = |from: usize, n: usize| f[from..from + n].to_vec();
     let kind = match c {
         Combiner::Named => unreachable!("read by head"),
@@ -537,7 +579,7 @@ fn assemble(head: Box<Head>, f: Vec<i64>, kids: Kids) -> Result<Box<Node>> {
                 _ => Kind::Struct {
                     blocklengths,
                     displacements,
-                    types: kids.by_ref().collect(),
+                    types: std::mem::take(&mut many),
                     legacy: c == Combiner::StructInteger,
                 },
             }
@@ -591,10 +633,11 @@ fn assemble(head: Box<Head>, f: Vec<i64>, kids: Kids) -> Result<Box<Node>> {
             old: old(),
         },
         Combiner::ValueIndex => {
-            let (value, index) = (*old(), *old());
-            Kind::ValueIndex {
-                pair: Box::new([value, index]),
-            }
+            let pair: Box<[Node; 2]> = std::mem::take(&mut many)
+                .into_boxed_slice()
+                .try_into()
+                .expect("children() counted two");
+            Kind::ValueIndex { pair }
         }
     };
     // One encoding per tree: WIDE exactly when a field needs 64 bits.
@@ -605,10 +648,10 @@ fn assemble(head: Box<Head>, f: Vec<i64>, kids: Kids) -> Result<Box<Node>> {
             "the wide flag is set but every field fits 32 bits",
         ));
     }
-    Ok(Box::new(Node {
+    Ok(Node {
         name: head.name,
         large: head.large,
         kind,
         attrs: head.attrs,
-    }))
+    })
 }

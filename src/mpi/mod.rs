@@ -48,12 +48,60 @@ pub struct Local {
     null_bits: u64,
     /// Handle bits by portable code (index: code - 0x200).
     by_code: Vec<u64>,
-    /// (handle bits, portable code), sorted by handle bits.
-    by_handle: Vec<(u64, u16)>,
+    /// Portable codes by handle bits: an open-addressing table.
+    by_handle: HandleTable,
     /// (local combiner value, portable combiner).
     combiners: Vec<(c_int, Combiner)>,
     /// The same, indexed by small local values.
     combiner_table: Vec<Option<Combiner>>,
+}
+
+/// Handle bits to portable codes. Every node of every marshal asks whether
+/// its handle is predefined, and most are not: a hash probe answers in a
+/// few instructions where a binary search mispredicted its way down.
+struct HandleTable {
+    /// (handle bits, portable code); code 0 marks an empty slot.
+    slots: Box<[(u64, u16)]>,
+    shift: u32,
+}
+
+impl HandleTable {
+    fn new(pairs: &[(u64, u16)]) -> HandleTable {
+        // At most a quarter full, so probes are short.
+        let size = (pairs.len() * 4).next_power_of_two().max(16);
+        let mut table = HandleTable {
+            slots: vec![(0, 0); size].into_boxed_slice(),
+            shift: 64 - size.trailing_zeros(),
+        };
+        for &(bits, code) in pairs {
+            debug_assert_ne!(code, 0);
+            let mut i = table.home(bits);
+            while table.slots[i].1 != 0 {
+                i = (i + 1) & (size - 1);
+            }
+            table.slots[i] = (bits, code);
+        }
+        table
+    }
+
+    fn home(&self, bits: u64) -> usize {
+        (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    fn get(&self, bits: u64) -> Option<u16> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(bits);
+        loop {
+            let (b, code) = self.slots[i];
+            if code == 0 {
+                return None;
+            }
+            if b == bits {
+                return Some(code);
+            }
+            i = (i + 1) & mask;
+        }
+    }
 }
 
 const CODE_BASE: usize = 0x200;
@@ -81,7 +129,7 @@ impl Local {
         };
         let null_bits = handle_bits(null);
         let mut by_code = vec![null_bits; CODE_SPAN];
-        let mut by_handle = Vec::with_capacity(table.len());
+        let mut pairs: Vec<(u64, u16)> = Vec::with_capacity(table.len());
         for entry in table {
             let bits = handle_bits(entry.datatype);
             if bits == null_bits {
@@ -91,11 +139,11 @@ impl Local {
             debug_assert!((CODE_BASE..CODE_BASE + CODE_SPAN).contains(&code));
             by_code[code - CODE_BASE] = bits;
             // The first entry for a handle is the canonical code.
-            if !by_handle.iter().any(|&(b, _)| b == bits) {
-                by_handle.push((bits, entry.code as u16));
+            if !pairs.iter().any(|&(b, _)| b == bits) {
+                pairs.push((bits, entry.code as u16));
             }
         }
-        by_handle.sort_unstable();
+        let by_handle = HandleTable::new(&pairs);
         let c = &constants;
         let combiners = [
             (c.named, Combiner::Named),
@@ -147,11 +195,7 @@ impl Local {
 
     /// The portable code of a local predefined handle.
     pub fn predefined(&self, t: Datatype) -> Option<Predefined> {
-        let bits = handle_bits(t);
-        self.by_handle
-            .binary_search_by_key(&bits, |e| e.0)
-            .ok()
-            .map(|i| Predefined(self.by_handle[i].1))
+        self.by_handle.get(handle_bits(t)).map(Predefined)
     }
 
     /// The portable combiner of a local combiner value.
