@@ -219,7 +219,7 @@ fn signature_figure<T: Copy>(
         return compute(&Node::named(p));
     }
     let entry = cache::entry_or_attach(datatype)?;
-    if let Some(v) = entry.as_ref().and_then(|e| cached(&e.signature())) {
+    if let Some(v) = entry.and_then(|e| cached(&e.signature())) {
         return Ok(v);
     }
     let v = compute(&type_tree(datatype)?)?;

@@ -6,19 +6,19 @@
 //! handles get_contents returned, which the cached plan keeps (and frees
 //! when the type is freed).
 //!
-//! The attribute's value is a number naming an entry of a process-wide
-//! table of shared plans, not a pointer: a thread replaying a plan keeps it
-//! alive even if another thread frees the type meanwhile. The keyval's copy
-//! callback does not copy (a dup has another tree) and its delete callback
-//! drops the entry.
+//! The attribute's value is a pointer to the type's entry, which the type
+//! owns: the keyval's delete callback drops it when the type is freed, and
+//! its copy callback does not copy (a dup has another tree). An entry is
+//! therefore valid exactly as long as its type, which MPI requires the
+//! caller to keep alive during any call that uses it; looking it up costs
+//! one MPI_Type_get_attr and no lock (a process-wide table of entries cost
+//! a lock and a hash lookup on every marshal).
 
 use crate::error::Result;
 use crate::external::Encoding;
 use crate::mpi::{self, Datatype};
-use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 /// A datatype handle kept across threads. Open MPI's handles are
 /// pointers, which Rust does not let cross threads; their bits can.
@@ -74,7 +74,9 @@ impl Drop for Plan {
 /// computed of its signature (types are immutable, so these never go stale).
 #[derive(Default)]
 pub(crate) struct Entry {
-    plans: Mutex<[Option<Arc<Plan>>; 2]>,
+    /// Set once per encoding: a type never changes, so neither does its
+    /// plan (two first marshals racing keep the first plan stored).
+    plans: [OnceLock<Plan>; 2],
     signature: Mutex<Signature>,
 }
 
@@ -88,8 +90,8 @@ pub(crate) struct Signature {
 
 impl Entry {
     /// The plan for `enc`, if one was recorded.
-    pub fn plan(&self, enc: Encoding) -> Option<Arc<Plan>> {
-        self.plans.lock().unwrap_or_else(|p| p.into_inner())[slot(enc)].clone()
+    pub fn plan(&self, enc: Encoding) -> Option<&Plan> {
+        self.plans[slot(enc)].get()
     }
 
     pub fn signature(&self) -> Signature {
@@ -106,13 +108,6 @@ fn slot(enc: Encoding) -> usize {
         Encoding::Xdr => 0,
         Encoding::Native => 1,
     }
-}
-
-static TABLE: OnceLock<Mutex<HashMap<usize, Arc<Entry>>>> = OnceLock::new();
-static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
-
-fn table() -> &'static Mutex<HashMap<usize, Arc<Entry>>> {
-    TABLE.get_or_init(Default::default)
 }
 
 unsafe extern "C" fn copy_fn(
@@ -135,12 +130,12 @@ unsafe extern "C" fn delete_fn(
     _extra: *mut c_void,
 ) -> c_int {
     let _ = std::panic::catch_unwind(|| {
-        let removed = table()
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&(value as usize));
-        // Dropped after the lock is released: dropping a plan frees handles.
-        drop(removed);
+        if !value.is_null() {
+            // SAFETY: the value is the Box `attach` leaked for this type,
+            // and MPI calls the delete callback once per attribute value.
+            // Dropping it drops its plans, which free their handles.
+            drop(unsafe { Box::from_raw(value as *mut Entry) });
+        }
     });
     0
 }
@@ -176,59 +171,49 @@ fn keyval() -> Option<c_int> {
     })
 }
 
-/// The cache entry attached to `t`, if any.
-pub(crate) fn entry(t: Datatype) -> Result<Option<Arc<Entry>>> {
+/// The cache entry attached to `t`, if any. It lives as long as `t`: the
+/// caller uses it only while it uses `t`.
+pub(crate) fn entry<'t>(t: Datatype) -> Result<Option<&'t Entry>> {
     let Some(k) = keyval() else { return Ok(None) };
-    let Some(id) = mpi::get_attr(t, k)? else {
+    let Some(ptr) = mpi::get_attr(t, k)? else {
         return Ok(None);
     };
-    Ok(table()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&id)
-        .cloned())
+    // SAFETY: the library's keyval only ever holds a pointer from `attach`,
+    // freed by the delete callback when `t` is freed, which cannot happen
+    // while the caller is using `t`.
+    Ok(Some(unsafe { &*(ptr as *const Entry) }))
 }
 
 /// Keeps `plan` on `t` for `enc`, in `t`'s entry as `entry` found it
 /// before the traversal; when there was none, one is created and attached.
-pub(crate) fn store(
-    t: Datatype,
-    entry: Option<Arc<Entry>>,
-    enc: Encoding,
-    plan: Plan,
-) -> Result<()> {
+pub(crate) fn store(t: Datatype, entry: Option<&Entry>, enc: Encoding, plan: Plan) -> Result<()> {
     let Some(e) = entry.map_or_else(|| attach(t), |e| Ok(Some(e)))? else {
         return Ok(());
     };
-    e.plans.lock().unwrap_or_else(|p| p.into_inner())[slot(enc)] = Some(Arc::new(plan));
+    // A plan already there (another thread's) is as good; this one is
+    // dropped, which frees its handles.
+    let _ = e.plans[slot(enc)].set(plan);
     Ok(())
 }
 
 /// `t`'s entry, attached now if it had none; None if the library has no
 /// keyval.
-pub(crate) fn entry_or_attach(t: Datatype) -> Result<Option<Arc<Entry>>> {
+pub(crate) fn entry_or_attach<'t>(t: Datatype) -> Result<Option<&'t Entry>> {
     match entry(t)? {
         Some(e) => Ok(Some(e)),
         None => attach(t),
     }
 }
 
-/// A new entry, attached to `t` (which has none).
-fn attach(t: Datatype) -> Result<Option<Arc<Entry>>> {
+/// A new entry, attached to `t` (which has none); owned by `t` from here.
+fn attach<'t>(t: Datatype) -> Result<Option<&'t Entry>> {
     let Some(k) = keyval() else { return Ok(None) };
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let e = Arc::new(Entry::default());
-    table()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(id, e.clone());
-    if let Err(err) = mpi::set_attr(t, k, id) {
-        let removed = table()
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
-        drop(removed);
+    let ptr = Box::into_raw(Box::<Entry>::default());
+    if let Err(err) = mpi::set_attr(t, k, ptr as usize) {
+        // SAFETY: MPI did not take the pointer; it is still only ours.
+        drop(unsafe { Box::from_raw(ptr) });
         return Err(err);
     }
-    Ok(Some(e))
+    // SAFETY: `t` now owns the entry, as in `entry`.
+    Ok(Some(unsafe { &*ptr }))
 }

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mpix_marshal::compressed::{self, HEADER_LEN, MAX_EXPANDED};
+use mpix_marshal::compressed::{self, max_claim, HEADER_LEN, MAGIC_DEFLATE, MAX_EXPANDED};
 use mpix_marshal::external::{self, Encoding};
 use mpix_marshal::sink::Sink;
 use mpix_marshal::{read, Representation};
@@ -15,6 +15,11 @@ fuzz_target!(|data: &[u8]| {
     match compressed::expand(data, |ext| Ok(ext.to_vec())) {
         Ok(ext) => {
             assert!(ext.len() <= MAX_EXPANDED);
+            // A deflated payload expands within its ratio limit (the
+            // memory bound relative to the input, spec/compressed.md §3).
+            if data[..4] == MAGIC_DEFLATE.to_be_bytes() {
+                assert!(ext.len() <= max_claim(data.len() - HEADER_LEN));
+            }
             let tree = external::read(&ext);
             assert!(tree == parsed, "expand then read differs from api::read");
             match tree {

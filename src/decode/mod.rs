@@ -65,7 +65,7 @@ pub fn decode(
         }
         let cached = cache::entry(datatype)?;
         if let Some(plan) = cached.as_ref().and_then(|e| e.plan(enc)) {
-            d.replay(&plan, header.len())?;
+            d.replay(plan, header.len())?;
             if let Some(at) = hash_at {
                 // The recorded stream's header holds the hash.
                 d.out.patch(start + at, &plan.bytes[at..at + 8]);

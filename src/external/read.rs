@@ -87,8 +87,10 @@ impl<'a> Reader<'a> {
             bytes,
             pos,
             enc,
-            heads: Vec::new(),
-            fields: Vec::new(),
+            // Room for a typical type (a field is at least 4 bytes of
+            // input, so this never exceeds twice the input).
+            heads: Vec::with_capacity(16),
+            fields: Vec::with_capacity((bytes.len() / 4).min(1024)),
         }
     }
     /// The root node, which must end the input.
