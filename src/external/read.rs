@@ -8,6 +8,7 @@ use super::{
 };
 use crate::codes::{Combiner, Distribution, Order, Predefined};
 use crate::error::{Error, Result};
+use crate::scratch::with_buffer;
 use crate::signature::{self, default64, HashKind};
 use crate::tree::{
     supports_large, validate, Attribute, Kind, Node, MAX_ATTR_NAME_LEN, MAX_DEPTH, MAX_NAME_LEN,
@@ -66,7 +67,27 @@ pub(super) fn header(bytes: &[u8]) -> Result<u64> {
 /// Parses the node grammar in `enc` from byte `start` of `bytes` (after a
 /// header the caller checked) to the very end.
 pub fn read_nodes(bytes: &[u8], start: usize, enc: Encoding) -> Result<Node> {
-    Reader::new(bytes, start, enc).root()
+    // The stacks are the thread's, reused: allocating them anew cost more
+    // than reading a small type (an allocation of 1 KiB or more makes
+    // glibc's malloc consolidate its free lists).
+    with_buffer(&STACKS, |(heads, fields)| {
+        let mut r = Reader::new(bytes, start, enc);
+        std::mem::swap(&mut r.heads, heads);
+        std::mem::swap(&mut r.fields, fields);
+        let root = r.root();
+        r.heads.clear();
+        r.fields.clear();
+        if r.fields.capacity() <= 1 << 16 {
+            std::mem::swap(&mut r.heads, heads);
+            std::mem::swap(&mut r.fields, fields);
+        }
+        root
+    })
+}
+
+thread_local! {
+    static STACKS: std::cell::RefCell<(Vec<Head>, Vec<i64>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 struct Reader<'a> {
@@ -87,10 +108,8 @@ impl<'a> Reader<'a> {
             bytes,
             pos,
             enc,
-            // Room for a typical type (a field is at least 4 bytes of
-            // input, so this never exceeds twice the input).
-            heads: Vec::with_capacity(16),
-            fields: Vec::with_capacity((bytes.len() / 4).min(1024)),
+            heads: Vec::new(),
+            fields: Vec::new(),
         }
     }
     /// The root node, which must end the input.
