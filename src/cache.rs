@@ -36,20 +36,67 @@ impl Held {
 }
 
 /// One derived level of a recorded stream: what is needed to write its
-/// node word, name and attributes again.
+/// node word, name and attributes again. Kept to 32 bytes: a plan's heads
+/// are one allocation, and one of 1 KiB or more makes glibc's malloc
+/// consolidate its free lists (the HDF5 type has 23 levels).
 #[derive(Clone, Copy)]
 pub(crate) struct Head {
     pub handle: Held,
+    /// The single child, for Open MPI's automatic "Dup" names (when
+    /// `has_only_child`).
+    only_child: Held,
     /// Combiner code with WIDE and LARGE (NAME and ATTRS are read anew).
     pub word: u32,
-    pub depth: usize,
-    /// The single child, for Open MPI's automatic "Dup" names.
-    pub only_child: Option<Held>,
-    /// Where the node word starts in `Plan::bytes`.
-    pub head_at: usize,
-    /// Where its fields start (the end of its name and attributes).
-    pub fields_at: usize,
+    /// Where the node word starts in `Plan::bytes`, and where its fields
+    /// start (the end of its name and attributes). A cached plan is at most
+    /// 64 KiB; the offsets of a longer recording, which is not kept,
+    /// saturate.
+    head_at: u32,
+    fields_at: u32,
+    depth: u16,
+    has_only_child: bool,
 }
+
+impl Head {
+    pub fn new(
+        handle: Datatype,
+        word: u32,
+        depth: usize,
+        only_child: Option<Datatype>,
+        head_at: usize,
+        fields_at: usize,
+    ) -> Head {
+        let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
+        Head {
+            handle: Held::new(handle),
+            only_child: Held::new(only_child.unwrap_or(handle)),
+            word,
+            head_at: offset(head_at),
+            fields_at: offset(fields_at),
+            depth: depth as u16, // below MAX_DEPTH
+            has_only_child: only_child.is_some(),
+        }
+    }
+
+    pub fn depth(&self) -> usize {
+        usize::from(self.depth)
+    }
+
+    pub fn only_child(&self) -> Option<Datatype> {
+        self.has_only_child.then(|| self.only_child.get())
+    }
+
+    pub fn head_at(&self) -> usize {
+        self.head_at as usize
+    }
+
+    pub fn fields_at(&self) -> usize {
+        self.fields_at as usize
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Head>() == 32);
+const _: () = assert!(crate::tree::MAX_DEPTH <= u16::MAX as usize);
 
 /// A recorded stream: its bytes and its derived levels in pre-order. The
 /// plan owns the handles of the inner levels (depth > 0), which

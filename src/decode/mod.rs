@@ -86,7 +86,7 @@ pub fn decode(
         patch_hash(&mut d);
         debug_assert_eq!(
             d.scratch.kept.len(),
-            d.scratch.heads.iter().filter(|h| h.depth > 0).count(),
+            d.scratch.heads.iter().filter(|h| h.depth() > 0).count(),
             "the plan frees exactly the handles it kept"
         );
         d.scratch.kept.clear();
@@ -357,14 +357,14 @@ impl Decoder<'_> {
         } else {
             self.put_head(t, word, depth, only_child)?;
             if self.recording {
-                self.scratch.heads.push(Head {
-                    handle: Held::new(t),
+                self.scratch.heads.push(Head::new(
+                    t,
                     word,
                     depth,
-                    only_child: only_child.map(Held::new),
+                    only_child,
                     head_at,
-                    fields_at: self.out.len() - self.start,
-                });
+                    self.out.len() - self.start,
+                ));
             }
         }
         self.put_fields(c, wide);
@@ -436,12 +436,12 @@ impl Decoder<'_> {
     /// attributes anew (the header is already written).
     fn replay(&mut self, plan: &Plan, header_len: usize) -> Result<()> {
         let b = &plan.bytes;
-        let first = plan.heads.first().map_or(b.len(), |h| h.head_at);
+        let first = plan.heads.first().map_or(b.len(), |h| h.head_at());
         self.out.put(&b[header_len..first]);
         for (i, h) in plan.heads.iter().enumerate() {
-            self.put_head(h.handle.get(), h.word, h.depth, h.only_child.map(Held::get))?;
-            let end = plan.heads.get(i + 1).map_or(b.len(), |n| n.head_at);
-            self.out.put(&b[h.fields_at..end]);
+            self.put_head(h.handle.get(), h.word, h.depth(), h.only_child())?;
+            let end = plan.heads.get(i + 1).map_or(b.len(), |n| n.head_at());
+            self.out.put(&b[h.fields_at()..end]);
         }
         Ok(())
     }
