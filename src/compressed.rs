@@ -271,22 +271,35 @@ fn inflate(payload: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
         out.clear();
         // One byte more than claimed, to notice a stream that expands further.
         let limit = len + 1;
+        let mut pos = 0;
         loop {
             let before_in = consumed(d);
-            let before_out = out.len();
-            if out.capacity() == out.len() {
-                // reserve_exact, not reserve: reserve may double the
-                // capacity past `limit`, so that a bomb claiming `len`
-                // bytes cost up to 2 * len (issue 5, tests/limits.rs).
-                out.reserve_exact((out.len().max(4096)).min(limit - out.len()));
-            }
+            let before_out = d.total_out();
+            // The output window grows by doubling from 4 KiB, up to `limit`:
+            // it depends on the output so far, never on the buffer's
+            // capacity from earlier calls. (Inflating into all the spare
+            // capacity made the error, bad data or too long, depend on
+            // what the thread had decoded before: found by fuzzing, issue 5,
+            // tests/fuzz_regressions.rs.)
+            let end = (pos + pos.max(4096)).min(limit);
+            // reserve_exact, not reserve: reserve may double the capacity
+            // past `limit`, so that a bomb claiming `len` bytes cost up to
+            // 2 * len (issue 5, tests/limits.rs).
+            out.reserve_exact(end - out.len());
+            out.resize(end, 0);
             let status = d
                 // Not `Finish`: that promises room for all the output at once.
-                .decompress_vec(&payload[before_in..], out, FlushDecompress::None)
+                .decompress(
+                    &payload[before_in..],
+                    &mut out[pos..end],
+                    FlushDecompress::None,
+                )
                 .map_err(|e| {
                     Error::corrupt(HEADER_LEN + before_in, format!("bad deflate data: {e}"))
                 })?;
-            if out.len() > len {
+            let produced = (d.total_out() - before_out) as usize;
+            pos += produced;
+            if pos > len {
                 return Err(Error::corrupt(
                     4,
                     format!("the stream expands to more than the {len} bytes its length allows (of varint form)"),
@@ -294,10 +307,7 @@ fn inflate(payload: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
             }
             match status {
                 Status::StreamEnd => break,
-                _ if consumed(d) == before_in
-                    && out.len() == before_out
-                    && out.len() < out.capacity() =>
-                {
+                _ if consumed(d) == before_in && produced == 0 && pos < end => {
                     return Err(Error::Truncated {
                         what: "the deflate data",
                         offset: HEADER_LEN + payload.len(),
@@ -308,6 +318,7 @@ fn inflate(payload: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
                 _ => {}
             }
         }
+        out.truncate(pos);
         let used = consumed(d);
         if used != payload.len() {
             return Err(Error::corrupt(

@@ -165,3 +165,67 @@ fn subarray_of_more_than_2_pow_128_elements_marshals_a_stream_that_reads() {
     }
     free(t);
 }
+
+/// Found by the header target (session 5, compressed version 2): the
+/// compressed reader inflated into all the spare capacity of its per-thread
+/// buffer, so the error for this stream (bad deflate data) named another
+/// offset, or became "expands to more than", depending on what the thread
+/// had decoded before; `read` and `unmarshal` of the same bytes disagreed.
+/// The error must depend on the bytes alone.
+#[test]
+fn compressed_errors_do_not_depend_on_earlier_calls() {
+    use flate2::{write::DeflateEncoder, Compression};
+    use mpix_marshal::compressed::MAGIC_DEFLATE;
+    use std::io::Write;
+    init();
+    let c = Representation::Compressed;
+    let crash = include_bytes!("fuzz/header-inflate-window.bin");
+    let errors = move || {
+        (
+            read(c, crash).map(drop).unwrap_err(),
+            unmarshal(c, crash).map(drop).unwrap_err(),
+        )
+    };
+    let fresh = std::thread::spawn(errors).join().unwrap();
+    assert_eq!(fresh.0, fresh.1, "read and unmarshal disagree");
+    // Streams whose varint forms are n bytes (each byte a one-byte varint)
+    // leave the thread's buffers with capacities around n.
+    let deflate = |data: &[u8]| {
+        let mut e = DeflateEncoder::new(Vec::new(), Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    };
+    let mut x: u32 = 1;
+    for n in [
+        100,
+        4_000,
+        4_200,
+        8_000,
+        10_000,
+        10_400,
+        12_000,
+        20_000,
+        100_000,
+        1 << 20,
+    ] {
+        let form: Vec<u8> = (0..n)
+            .map(|_| {
+                x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                (x >> 24) as u8 & 0x7f
+            })
+            .collect();
+        let claim = (12 + (n - 8) * 4) as u32;
+        let warm = [
+            &MAGIC_DEFLATE.to_be_bytes()[..],
+            &claim.to_be_bytes(),
+            &deflate(&form),
+        ]
+        .concat();
+        assert!(read(c, &warm).is_err(), "no valid external stream");
+        assert_eq!(
+            errors(),
+            fresh,
+            "after a stream of {n} bytes of varint form"
+        );
+    }
+}
