@@ -1,14 +1,13 @@
 //! The safe Rust API. The C functions in `capi` are thin wrappers over it.
 
 use crate::cache;
-use crate::codes::{Combiner, Predefined};
-use crate::decode::decode;
+use crate::decode::{self, decode};
 use crate::encode::encode;
 use crate::error::{Error, Result};
 use crate::external::{self, Encoding};
 use crate::mpi::{self, Datatype};
 use crate::scratch::with_buffer;
-use crate::signature::{self, Default64, HashKind};
+use crate::signature::{self, HashKind};
 use crate::sink::Sink;
 use crate::tree::Node;
 use crate::{compressed, internal};
@@ -67,8 +66,19 @@ fn marshal_with<R>(
         return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
     }
     if rep != Representation::Compressed {
+        // Straight to `f`: the sink costs more than the whole stream.
         if let Some(p) = mpi::local().predefined(datatype) {
-            return marshal_predefined(rep, p, f);
+            let (header, at, enc) = match rep {
+                Representation::Internal => (&internal::header()[..], None, Encoding::Native),
+                _ => (
+                    &external::header(0)[..],
+                    Some(external::HASH_AT),
+                    Encoding::Xdr,
+                ),
+            };
+            let mut stream = [0u8; decode::PREDEFINED_MAX];
+            let n = decode::predefined(p, header, at, enc, &mut stream)?;
+            return f(&stream[..n]);
         }
     }
     with_buffer(&SINK, |sink| {
@@ -108,52 +118,6 @@ fn marshal_with<R>(
         sink.trim();
         result
     })
-}
-
-/// The stream of a predefined type: the header and one node word, written
-/// without the decoder (the commonest marshal of all, and the cheapest:
-/// its floor is a single MPI call, which this does not even need).
-fn marshal_predefined<R>(
-    rep: Representation,
-    p: Predefined,
-    f: impl FnOnce(&[u8]) -> Result<R>,
-) -> Result<R> {
-    let word = Combiner::Named.code() | u32::from(p.0) << 16;
-    let mut bytes = [0u8; external::HEADER_LEN + 4];
-    let n = match rep {
-        Representation::Internal => {
-            bytes[..internal::HEADER_LEN].copy_from_slice(&internal::header());
-            bytes[internal::HEADER_LEN..internal::HEADER_LEN + 4]
-                .copy_from_slice(&Encoding::Native.word(word));
-            internal::HEADER_LEN + 4
-        }
-        _ => {
-            bytes[..external::HEADER_LEN].copy_from_slice(&external::header(named_hash(p)?));
-            bytes[external::HEADER_LEN..].copy_from_slice(&Encoding::Xdr.word(word));
-            external::HEADER_LEN + 4
-        }
-    };
-    f(&bytes[..n])
-}
-
-/// The default signature hash of a predefined type, computed once per
-/// process for each (by the fold's own rule, as the decoder does).
-fn named_hash(p: Predefined) -> Result<u64> {
-    static HASHES: std::sync::OnceLock<Vec<Option<u64>>> = std::sync::OnceLock::new();
-    let table = HASHES.get_or_init(|| {
-        let mut t = vec![None; 0x400];
-        for &(code, _) in crate::codes::PREDEFINED {
-            if let Ok(v) = signature::fold::named_value::<Default64>(Predefined(code)) {
-                t[usize::from(code)] = Some(v.h);
-            }
-        }
-        t
-    });
-    match table.get(usize::from(p.0)).copied().flatten() {
-        Some(h) => Ok(h),
-        // Not cached: the fold says why.
-        None => signature::fold::named_value::<Default64>(p).map(|v| v.h),
-    }
 }
 
 thread_local! {

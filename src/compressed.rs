@@ -144,8 +144,6 @@ pub fn compress(external: &[u8], out: &mut Sink) -> Result<()> {
     let start = out.len();
     out.put(&MAGIC_DEFLATE.to_be_bytes());
     out.put(&len.to_be_bytes());
-    // Deflate into room the size of the input: if it does not fit, storing
-    // is smaller anyway.
     // Only what has an external stream's shape has a varint form (the
     // writer is only given external streams; anything else is stored).
     let shaped = external.len() >= EXT_HEADER_LEN
@@ -158,7 +156,9 @@ pub fn compress(external: &[u8], out: &mut Sink) -> Result<()> {
         c.varints.clear();
         to_varints(external, &mut c.varints);
         c.compress.reset();
-        // Totals are counted from here (whatever reset does to them).
+        // Deflate into room the size of the input: if it does not fit,
+        // storing is smaller anyway. Totals are counted from here
+        // (whatever reset does to them).
         let base = c.compress.total_out();
         let room = out.room(external.len());
         let n = match c.compress.compress(&c.varints, room, FlushCompress::Finish) {

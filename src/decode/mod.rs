@@ -9,7 +9,7 @@
 
 use crate::attributes::{self, Registry};
 use crate::cache::{self, Head, Held, Plan};
-use crate::codes::{Combiner, Distribution, Order, DFLT_DARG, UNDEFINED};
+use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
 use crate::external::{self, Encoding, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
@@ -35,6 +35,13 @@ pub fn decode(
     enc: Encoding,
     typerep: &'static CStr,
 ) -> Result<()> {
+    let local = mpi::local();
+    if let Some(p) = local.predefined(datatype) {
+        let mut stream = [0u8; PREDEFINED_MAX];
+        let n = predefined(p, header, hash_at, enc, &mut stream)?;
+        out.put(&stream[..n]);
+        return Ok(());
+    }
     with_buffer(&SCRATCH, |scratch| {
         let start = out.len();
         out.put(header);
@@ -43,7 +50,7 @@ pub fn decode(
             start,
             recording: false,
             enc,
-            local: mpi::local(),
+            local,
             scratch,
             out,
             keyvals: attributes::snapshot(),
@@ -58,7 +65,7 @@ pub fn decode(
         // Open MPI's get_contents returns fresh duplicates, which carry the
         // inner names of the moment: kept ones would go stale, so Open MPI
         // types are traversed every time.
-        if d.local.predefined(datatype).is_some() || d.local.constants.is_open_mpi != 0 {
+        if d.local.constants.is_open_mpi != 0 {
             d.node(datatype, 0)?;
             patch_hash(&mut d);
             return Ok(());
@@ -98,6 +105,30 @@ pub fn decode(
         let _ = cache::store(datatype, cached, enc, plan);
         Ok(())
     })
+}
+
+/// The most bytes a predefined type's stream takes (the external one).
+pub const PREDEFINED_MAX: usize = external::HEADER_LEN + 4;
+
+/// The stream of the predefined type `p` into `out`, as `decode` writes it:
+/// `header`, then its one node word, without the traversal's buffers (the
+/// commonest marshal, whose floor is a single MPI call that this does not
+/// even need). Returns its length.
+pub fn predefined(
+    p: Predefined,
+    header: &[u8],
+    hash_at: Option<usize>,
+    enc: Encoding,
+    out: &mut [u8; PREDEFINED_MAX],
+) -> Result<usize> {
+    let n = header.len() + 4;
+    out[..header.len()].copy_from_slice(header);
+    out[header.len()..n].copy_from_slice(&enc.word(external::named_word(p)));
+    if let Some(at) = hash_at {
+        let v = signature::named(p)?;
+        out[at..at + 8].copy_from_slice(&external::version_and_hash(v.h));
+    }
+    Ok(n)
 }
 
 /// Streams longer than this are not cached on their type: their replay
@@ -286,11 +317,9 @@ impl Decoder<'_> {
         }
         // A predefined handle is known without asking MPI.
         if let Some(p) = self.local.predefined(t) {
-            self.put_u32(Combiner::Named.code() | (p.0 as u32) << 16);
+            self.put_u32(external::named_word(p));
             if self.hashing {
-                self.scratch
-                    .sigs
-                    .push(crate::signature::fold::named_value(p)?);
+                self.scratch.sigs.push(signature::named(p)?);
             }
             return Ok(false);
         }

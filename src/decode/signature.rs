@@ -4,11 +4,32 @@
 //! the same rules as `signature::fold` applies to a tree.
 
 use super::{Contents, Seg};
-use crate::codes::{Combiner, Distribution};
+use crate::codes::{Combiner, Distribution, Predefined, PREDEFINED};
 use crate::error::{Error, Result};
 use crate::signature::darray::Darray;
 use crate::signature::fold::Factors;
-use crate::signature::{BasicType, SignatureMonoid};
+use crate::signature::{BasicType, Default64, SignatureMonoid};
+use std::sync::OnceLock;
+
+/// A predefined type's value, by the fold's own rule, computed once per
+/// process for each (every marshal of a predefined type, and every
+/// predefined leaf, needs one).
+pub(super) fn named(p: Predefined) -> Result<Default64> {
+    static VALUES: OnceLock<Vec<Option<Default64>>> = OnceLock::new();
+    let values = VALUES.get_or_init(|| {
+        let table_len = PREDEFINED.iter().map(|&(c, _)| usize::from(c) + 1).max();
+        let mut v = vec![None; table_len.unwrap_or(0)];
+        for &(code, _) in PREDEFINED {
+            v[usize::from(code)] = crate::signature::fold::named_value(Predefined(code)).ok();
+        }
+        v
+    });
+    match values.get(usize::from(p.0)).copied().flatten() {
+        Some(v) => Ok(v),
+        // Not computed: the fold says why.
+        None => crate::signature::fold::named_value(p),
+    }
+}
 
 /// A level's fields in stream order: runs over get_contents' arrays.
 pub(super) struct Fields<'a> {

@@ -21,6 +21,12 @@ pub const HEADER_LEN: usize = 12;
 /// Where the header's hyper starts.
 pub const HASH_AT: usize = 4;
 
+/// A NAMED node's one word: the combiner code, and the predefined type's
+/// code in the high half (§5.2).
+pub(crate) fn named_word(p: crate::codes::Predefined) -> u32 {
+    crate::codes::Combiner::Named.code() | u32::from(p.0) << 16
+}
+
 /// The header's hyper for a signature hash (below 2^61), big-endian.
 pub fn version_and_hash(hash: u64) -> [u8; 8] {
     (u64::from(VERSION) << 61 | hash).to_be_bytes()

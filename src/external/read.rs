@@ -72,14 +72,13 @@ pub fn read_nodes(bytes: &[u8], start: usize, enc: Encoding) -> Result<Node> {
     // glibc's malloc consolidate its free lists).
     with_buffer(&STACKS, |(heads, fields)| {
         let mut r = Reader::new(bytes, start, enc);
-        std::mem::swap(&mut r.heads, heads);
-        std::mem::swap(&mut r.fields, fields);
+        r.heads = std::mem::take(heads);
+        r.fields = std::mem::take(fields);
         let root = r.root();
-        r.heads.clear();
-        r.fields.clear();
         if r.fields.capacity() <= 1 << 16 {
-            std::mem::swap(&mut r.heads, heads);
-            std::mem::swap(&mut r.fields, fields);
+            r.heads.clear();
+            r.fields.clear();
+            (*heads, *fields) = (r.heads, r.fields);
         }
         root
     })
@@ -308,11 +307,9 @@ impl<'a> Reader<'a> {
     /// through this frame; the per-combiner work happens in helpers.
     fn derived(&mut self, depth: usize) -> Result<Node> {
         self.head(depth)?;
-        let (combiner, base) = {
-            let h = self.heads.last().expect("pushed by head");
-            (h.combiner, h.fields)
-        };
-        self.read_fields(combiner, self.heads.last().expect("pushed").wide)?;
+        let h = self.heads.last().expect("pushed by head");
+        let (combiner, base, wide) = (h.combiner, h.fields, h.wide);
+        self.read_fields(combiner, wide)?;
         // Most nodes have one child: it needs no vector of its own.
         let n = children(combiner, &self.fields[base..]);
         let mut kids = Kids::default();
@@ -419,23 +416,17 @@ impl<'a> Reader<'a> {
     /// left and order and distribution codes checked where they stand.
     #[inline(never)]
     fn read_fields(&mut self, combiner: Combiner, w: bool) -> Result<()> {
-        let unit = if w { 8 } else { 4 };
-        // Every child node takes at least 4 bytes (a NAMED node's one word).
-        const CHILD: usize = 4;
+        // Appended to `self.fields`, which is taken while `self` reads.
         let mut f = std::mem::take(&mut self.fields);
-        let result = self.fields_into(combiner, w, unit, CHILD, &mut f);
+        let result = self.fields_into(combiner, w, &mut f);
         self.fields = f;
         result
     }
 
-    fn fields_into(
-        &mut self,
-        combiner: Combiner,
-        w: bool,
-        unit: usize,
-        child: usize,
-        f: &mut Vec<i64>,
-    ) -> Result<()> {
+    fn fields_into(&mut self, combiner: Combiner, w: bool, f: &mut Vec<i64>) -> Result<()> {
+        let unit = if w { 8 } else { 4 };
+        // Every child node takes at least 4 bytes (a NAMED node's one word).
+        const CHILD: usize = 4;
         match combiner {
             Combiner::Named => unreachable!("read by head"),
             Combiner::Dup | Combiner::ValueIndex => {}
@@ -454,8 +445,8 @@ impl<'a> Reader<'a> {
             | Combiner::HindexedInteger
             | Combiner::Struct
             | Combiner::StructInteger => {
-                let is_struct = is_struct(combiner);
-                let n = self.len("a count", w, 2 * unit + if is_struct { child } else { 0 })?;
+                let child = if is_struct(combiner) { CHILD } else { 0 };
+                let n = self.len("a count", w, 2 * unit + child)?;
                 f.reserve(1 + 2 * n);
                 f.push(n as i64);
                 self.ints("blocklengths and displacements", w, 2 * n, f)?;
