@@ -314,7 +314,6 @@ impl Builder<'_> {
         let large = node.large && self.local.has_large_count();
         let mut out = self.local.datatype_null();
         let o = &mut out as *mut Datatype;
-        let name = node.combiner().mpi_name();
         // SAFETY (every call below): array arguments are Vecs of exactly the
         // counts passed (checked by tree::validate), `o` points to a local,
         // and every child handle is a live handle built above.
@@ -635,14 +634,7 @@ impl Builder<'_> {
                 Kind::ValueIndex { .. } => shim::mpixm_type_get_value_index(kids[0], kids[1], o),
             }
         };
-        check(rc, constructor_name(node.combiner(), large)).map_err(|e| match e {
-            Error::Mpi { code, message, .. } => Error::Mpi {
-                call: constructor_name(node.combiner(), large),
-                code,
-                message: format!("{message} (building {name})"),
-            },
-            e => e,
-        })?;
+        check_constructor(rc, node.combiner(), large)?;
         Ok(out)
     }
 
@@ -733,6 +725,19 @@ impl Builder<'_> {
         check(rc, "MPI_Type_create_resized")?;
         Ok(out)
     }
+}
+
+/// The error of a constructor call that returned `rc`, if it failed:
+/// MPI's code and message, naming the call and the combiner.
+pub(crate) fn check_constructor(rc: c_int, c: Combiner, large: bool) -> Result<()> {
+    check(rc, constructor_name(c, large)).map_err(|e| match e {
+        Error::Mpi { call, code, message } => Error::Mpi {
+            call,
+            code,
+            message: format!("{message} (building {})", c.mpi_name()),
+        },
+        e => e,
+    })
 }
 
 fn constructor_name(c: Combiner, large: bool) -> &'static str {

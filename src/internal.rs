@@ -51,6 +51,12 @@ fn build_id() -> u16 {
 
 /// Parses an internal stream.
 pub fn read(bytes: &[u8]) -> Result<Node> {
+    check_header(bytes)?;
+    external::read_nodes(bytes, HEADER_LEN, Encoding::Native)
+}
+
+/// Checks that `bytes` starts with this build's internal header.
+pub fn check_header(bytes: &[u8]) -> Result<()> {
     if bytes.len() < HEADER_LEN {
         return Err(Error::Truncated {
             what: "the internal header",
@@ -93,5 +99,5 @@ pub fn read(bytes: &[u8]) -> Result<Node> {
             "written by another MPI library or mpix-marshal build: the internal representation is only read within one parallel program (use \"external\")",
         ));
     }
-    external::read_nodes(bytes, HEADER_LEN, Encoding::Native)
+    Ok(())
 }

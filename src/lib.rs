@@ -22,6 +22,7 @@ pub mod codes;
 pub mod compare;
 pub mod compressed;
 pub mod decode;
+mod direct;
 pub mod encode;
 pub mod error;
 pub mod external;

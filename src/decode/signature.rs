@@ -3,7 +3,8 @@
 //! its fields, as they go into the stream, and its children's values, by
 //! the same rules as `signature::fold` applies to a tree.
 
-use super::{Contents, Seg};
+use super::Seg;
+use crate::mpi::Arrays;
 use crate::codes::{Combiner, Distribution, Predefined, PREDEFINED};
 use crate::error::{Error, Result};
 use crate::signature::darray::Darray;
@@ -34,7 +35,7 @@ pub(super) fn named(p: Predefined) -> Result<Default64> {
 /// A level's fields in stream order: runs over get_contents' arrays.
 pub(super) struct Fields<'a> {
     pub segs: &'a [Seg],
-    pub c: &'a Contents,
+    pub c: Arrays<'a>,
 }
 
 impl Fields<'_> {

@@ -333,6 +333,25 @@ pub struct Contents {
     pub types: Vec<Datatype>,
 }
 
+impl Contents {
+    pub fn arrays(&self) -> Arrays<'_> {
+        Arrays {
+            ints: &self.ints,
+            addrs: &self.addrs,
+            counts: &self.counts,
+        }
+    }
+}
+
+/// A constructor's integer arguments laid out as get_contents returns
+/// them, borrowed (from a `Contents`, or from a reader's buffers).
+#[derive(Clone, Copy)]
+pub struct Arrays<'a> {
+    pub ints: &'a [c_int],
+    pub addrs: &'a [MPI_Aint],
+    pub counts: &'a [MPI_Count],
+}
+
 /// Fills `out` with the contents of a derived datatype. The handles in
 /// `out.types` are new references the caller must free (unless predefined).
 pub fn contents(t: Datatype, env: &Envelope, out: &mut Contents) -> Result<()> {
@@ -394,10 +413,17 @@ pub fn get_name_into(t: Datatype, buf: &mut [u8; 256]) -> Result<usize> {
 /// Sets a datatype's name. The name has no NUL and fits MPI_MAX_OBJECT_NAME
 /// (checked by the caller's validation).
 pub fn set_name(t: Datatype, name: &[u8]) -> Result<()> {
-    let mut buf = Vec::with_capacity(name.len() + 1);
-    buf.extend_from_slice(name);
-    buf.push(0);
-    // SAFETY: buf is NUL-terminated and outlives the call.
+    // Names fit MPI_MAX_OBJECT_NAME: a stack buffer, no allocation.
+    let mut buf = [0u8; 256];
+    if name.len() >= buf.len() {
+        return Err(Error::invalid(format!(
+            "a name of {} bytes is longer than any MPI's limit",
+            name.len()
+        )));
+    }
+    buf[..name.len()].copy_from_slice(name);
+    // SAFETY: buf holds the name and at least one NUL after it, and
+    // outlives the call.
     let rc = unsafe { mpi_sys::MPI_Type_set_name(t, buf.as_ptr() as *const c_char) };
     check(rc, "MPI_Type_set_name")
 }

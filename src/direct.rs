@@ -1,0 +1,435 @@
+//! The direct unmarshal: a stream's nodes into MPI constructor calls with
+//! no tree in between.
+//!
+//! Unmarshalling sits on communication paths (an RMA target rebuilding the
+//! origin's type), where the tree path's allocations and its separate
+//! validation and signature walks cost more than the constructor calls
+//! themselves. This path reads the stream once into a flat program: each
+//! node's fields go straight into its constructor's argument arrays, laid
+//! out as `MPI_Type_get_contents` returns them (the decoder's input, so the
+//! decoder's per-level signature rule applies unchanged), one step per
+//! node in post-order. Only when the whole stream has been read and checked,
+//! its signature hash included, does it run the program: each step calls
+//! its constructor on the handles the steps before it built. As on the
+//! tree path, nothing is built until every check has passed.
+//!
+//! It covers the common streams: nodes without the WIDE, LARGE or ATTRS
+//! flags, of the combiners DUP, CONTIGUOUS, VECTOR, HVECTOR, INDEXED,
+//! HINDEXED, INDEXED_BLOCK, HINDEXED_BLOCK, STRUCT and RESIZED, over
+//! predefined types this MPI defines. For anything else, and for any
+//! stream it finds wrong, it answers None and the caller takes the tree
+//! path (`read` + `encode`), which builds the rest and words every error.
+//! So this path must never be laxer than the tree path: it accepts a
+//! stream only when `read` accepts it and `encode` would make the same
+//! calls. `tests/direct.rs` and the fuzz targets check that.
+
+use crate::codes::{Combiner, Predefined};
+use crate::decode::{self, Seg};
+use crate::error::Result;
+use crate::external::{Encoding, FLAG_NAME};
+use crate::mpi::{self, Arrays, Datatype, Local, MPI_Aint};
+use crate::scratch::with_buffer;
+use crate::signature::Default64;
+use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
+use mpi_sys as ffi;
+use std::os::raw::c_int;
+
+/// Builds the type whose nodes run from `start` to the end of `bytes`, in
+/// `enc`; with `hash`, only if that is the type's default signature hash.
+/// None: the stream is not covered or not valid, and nothing was built.
+/// An error: an MPI call failed while building (what was built is freed).
+pub(crate) fn unmarshal(
+    bytes: &[u8],
+    start: usize,
+    enc: Encoding,
+    hash: Option<u64>,
+) -> Option<Result<Datatype>> {
+    with_buffer(&PROGRAM, |program| {
+        program.clear();
+        let mut c = Compiler {
+            bytes,
+            pos: start,
+            enc,
+            local: mpi::local(),
+            hashing: hash.is_some(),
+            p: &mut *program,
+        };
+        c.node(0)?;
+        if c.pos != bytes.len() {
+            return None;
+        }
+        if let Some(h) = hash {
+            if program.sigs.last()?.h != h {
+                return None;
+            }
+        }
+        let built = program.run(mpi::local(), bytes);
+        program.trim();
+        Some(built)
+    })
+}
+
+thread_local! {
+    static PROGRAM: std::cell::RefCell<Program> = std::cell::RefCell::new(Program::default());
+}
+
+/// A compiled stream: its steps and their arguments, reused across calls.
+#[derive(Default)]
+struct Program {
+    /// One per node, children before their parent.
+    steps: Vec<Step>,
+    /// The steps' int and address arguments, each step's contiguous.
+    ints: Vec<c_int>,
+    addrs: Vec<MPI_Aint>,
+    /// While compiling: the signature values of the subtrees read and not
+    /// yet taken by their parent; a node's fields as runs of its arguments.
+    sigs: Vec<Default64>,
+    segs: Vec<Seg>,
+    /// While running: the handles built and not yet taken by their parent.
+    handles: Vec<Datatype>,
+}
+
+/// One constructor call, or a predefined handle.
+struct Step {
+    combiner: Combiner,
+    /// The predefined handle (NAMED), or the number of children.
+    handle: Datatype,
+    children: usize,
+    ints: (usize, usize),
+    addrs: (usize, usize),
+    /// Offset and length of the name in the stream (length 0: none).
+    name: (usize, usize),
+}
+
+impl Program {
+    fn clear(&mut self) {
+        self.steps.clear();
+        self.ints.clear();
+        self.addrs.clear();
+        self.sigs.clear();
+        self.handles.clear();
+    }
+
+    /// Drops buffers a large stream grew, so a thread does not keep them.
+    fn trim(&mut self) {
+        const KEEP: usize = 1 << 16;
+        if self.ints.capacity() > KEEP || self.addrs.capacity() > KEEP {
+            *self = Program::default();
+        } else if self.steps.capacity() > KEEP / 8 {
+            self.steps = Vec::new();
+        }
+    }
+
+    fn arrays(&self, s: &Step) -> Arrays<'_> {
+        Arrays {
+            ints: &self.ints[s.ints.0..s.ints.0 + s.ints.1],
+            addrs: &self.addrs[s.addrs.0..s.addrs.0 + s.addrs.1],
+            counts: &[],
+        }
+    }
+
+    /// Runs the steps; the root's handle. On error, frees every handle
+    /// built.
+    fn run(&mut self, local: &Local, bytes: &[u8]) -> Result<Datatype> {
+        let mut handles = std::mem::take(&mut self.handles);
+        handles.clear();
+        let mut result = Ok(());
+        for s in &self.steps {
+            if s.combiner == Combiner::Named {
+                handles.push(s.handle);
+                continue;
+            }
+            let first = handles.len() - s.children;
+            let built = construct(local, s.combiner, self.arrays(s), &handles[first..]);
+            for &k in &handles[first..] {
+                release(local, k);
+            }
+            handles.truncate(first);
+            let built = built.and_then(|t| {
+                let (at, len) = s.name;
+                if len == 0 {
+                    return Ok(t);
+                }
+                mpi::set_name(t, &bytes[at..at + len]).inspect_err(|_| release(local, t))?;
+                Ok(t)
+            });
+            match built {
+                Ok(t) => handles.push(t),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        let root = match result {
+            Ok(()) => Ok(handles.pop().expect("the root's step ran last")),
+            Err(e) => Err(e),
+        };
+        for &k in &handles {
+            release(local, k);
+        }
+        handles.clear();
+        self.handles = handles;
+        root
+    }
+}
+
+/// Frees `t` unless it is a predefined handle (the only kind a step takes
+/// without building it).
+fn release(local: &Local, t: Datatype) {
+    if local.predefined(t).is_none() {
+        let _ = mpi::free(t);
+    }
+}
+
+/// Reads and checks a stream into a `Program`.
+struct Compiler<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    enc: Encoding,
+    local: &'static Local,
+    /// Whether signature values are computed (external streams).
+    hashing: bool,
+    p: &'a mut Program,
+}
+
+impl<'a> Compiler<'a> {
+    /// The next `n` bytes.
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        let end = self.pos.checked_add(n)?;
+        let b = self.bytes.get(self.pos..end)?;
+        self.pos = end;
+        Some(b)
+    }
+
+    fn word(&mut self) -> Option<u32> {
+        let b: [u8; 4] = self.take(4)?.try_into().ok()?;
+        Some(match self.enc {
+            Encoding::Xdr => u32::from_be_bytes(b),
+            Encoding::Native => u32::from_ne_bytes(b),
+        })
+    }
+
+    /// One (narrow) int field.
+    fn int(&mut self) -> Option<c_int> {
+        self.word().map(|w| w as c_int)
+    }
+
+    /// A count field: an int that must not be negative.
+    fn count(&mut self) -> Option<c_int> {
+        self.int().filter(|&v| v >= 0)
+    }
+
+    /// The bytes of the next `n` int fields.
+    fn words(&mut self, n: c_int) -> Option<&'a [u8]> {
+        let at = self.pos;
+        self.take((n as usize).checked_mul(4)?)?;
+        let bytes: &'a [u8] = self.bytes;
+        Some(&bytes[at..self.pos])
+    }
+
+    /// A node and its subtree, as steps.
+    fn node(&mut self, depth: usize) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let word = self.word()?;
+        let code = word & 0xffff;
+        if code == Combiner::Named.code() {
+            let p = Predefined::from_code(word >> 16)?;
+            let handle = self.local.datatype(p)?;
+            if self.hashing {
+                self.p.sigs.push(decode::named_signature(p).ok()?);
+            }
+            self.p.steps.push(Step {
+                combiner: Combiner::Named,
+                handle,
+                children: 0,
+                ints: (0, 0),
+                addrs: (0, 0),
+                name: (0, 0),
+            });
+            return Some(());
+        }
+        // WIDE, LARGE, ATTRS and unknown flags are the tree path's.
+        if word & !(0xffff | FLAG_NAME) != 0 {
+            return None;
+        }
+        let combiner = Combiner::from_code(code)?;
+        let name = if word & FLAG_NAME != 0 {
+            self.name()?
+        } else {
+            (0, 0)
+        };
+        let (ints, addrs) = (self.p.ints.len(), self.p.addrs.len());
+        let children = self.fields(combiner)?;
+        let mut step = Step {
+            combiner,
+            handle: self.local.datatype_null(),
+            children,
+            ints: (ints, self.p.ints.len() - ints),
+            addrs: (addrs, self.p.addrs.len() - addrs),
+            name,
+        };
+        for _ in 0..children {
+            self.node(depth + 1)?;
+        }
+        if self.hashing {
+            self.hash(&mut step)?;
+        }
+        self.p.steps.push(step);
+        Some(())
+    }
+
+    /// Replaces the children's signature values with the node's.
+    fn hash(&mut self, step: &mut Step) -> Option<()> {
+        let p = &mut *self.p;
+        let args = Arrays {
+            ints: &p.ints[step.ints.0..step.ints.0 + step.ints.1],
+            addrs: &p.addrs[step.addrs.0..step.addrs.0 + step.addrs.1],
+            counts: &[],
+        };
+        let n = decode::field_segs(self.local, step.combiner, args, false, &mut p.segs).ok()?;
+        let first = p.sigs.len().checked_sub(n)?;
+        let v = decode::level_signature(step.combiner, &p.segs, args, &mut p.sigs[first..]).ok()?;
+        p.sigs.truncate(first);
+        p.sigs.push(v);
+        Some(())
+    }
+
+    /// A name (offset and length in the stream), under the format's rules
+    /// and this MPI's limit.
+    fn name(&mut self) -> Option<(usize, usize)> {
+        let len = self.word()? as usize;
+        if len == 0 || len > MAX_NAME_LEN || len > self.local.max_name_len() {
+            return None;
+        }
+        let at = self.pos;
+        let padded = self.take(self.enc.padded(len))?;
+        let (name, pad) = padded.split_at(len);
+        (!name.contains(&0) && pad.iter().all(|&b| b == 0)).then_some((at, len))
+    }
+
+    /// Reads a node's fields into the program's arrays as its constructor
+    /// takes them (get_contents' layout); returns how many children
+    /// follow. The checks are `tree::validate`'s for narrow, classic
+    /// nodes: counts and blocklengths are not negative (every narrow field
+    /// fits a C int).
+    fn fields(&mut self, combiner: Combiner) -> Option<usize> {
+        let enc = self.enc;
+        let addr = |v: c_int| v as MPI_Aint;
+        let mut children = 1;
+        match combiner {
+            Combiner::Dup => {}
+            Combiner::Contiguous => {
+                let n = self.count()?;
+                self.p.ints.push(n);
+            }
+            Combiner::Vector => {
+                let v = [self.count()?, self.count()?, self.int()?];
+                self.p.ints.extend(v);
+            }
+            Combiner::Hvector => {
+                let v = [self.count()?, self.count()?];
+                let stride = self.int()?;
+                self.p.ints.extend(v);
+                self.p.addrs.push(addr(stride));
+            }
+            Combiner::Indexed => {
+                let n = self.count()?;
+                let (blocklengths, displacements) = (self.words(n)?, self.words(n)?);
+                self.p.ints.push(n);
+                counts(enc, blocklengths, &mut self.p.ints)?;
+                convert(enc, displacements, &mut self.p.ints, |v| v);
+            }
+            Combiner::Hindexed | Combiner::Struct => {
+                let n = self.count()?;
+                let (blocklengths, displacements) = (self.words(n)?, self.words(n)?);
+                self.p.ints.push(n);
+                counts(enc, blocklengths, &mut self.p.ints)?;
+                convert(enc, displacements, &mut self.p.addrs, addr);
+                if combiner == Combiner::Struct {
+                    children = n as usize;
+                }
+            }
+            Combiner::IndexedBlock | Combiner::HindexedBlock => {
+                let v = [self.count()?, self.count()?];
+                let displacements = self.words(v[0])?;
+                self.p.ints.extend(v);
+                if combiner == Combiner::IndexedBlock {
+                    convert(enc, displacements, &mut self.p.ints, |v| v);
+                } else {
+                    convert(enc, displacements, &mut self.p.addrs, addr);
+                }
+            }
+            Combiner::Resized => {
+                let v = [self.int()?, self.int()?];
+                self.p.addrs.extend(v.map(addr));
+            }
+            _ => return None,
+        }
+        Some(children)
+    }
+}
+
+/// Appends the int fields in `words`, each converted by `to`, to `out`;
+/// returns whether any was negative.
+#[inline(always)]
+fn convert<T>(enc: Encoding, words: &[u8], out: &mut Vec<T>, to: impl Fn(c_int) -> T) -> bool {
+    let mut negative = false;
+    out.extend(words.chunks_exact(4).map(|w| {
+        let w: [u8; 4] = w.try_into().expect("chunks of 4");
+        let v = match enc {
+            Encoding::Xdr => c_int::from_be_bytes(w),
+            Encoding::Native => c_int::from_ne_bytes(w),
+        };
+        negative |= v < 0;
+        to(v)
+    }));
+    negative
+}
+
+/// Appends the count fields in `words` to `out`; None if one is negative.
+fn counts(enc: Encoding, words: &[u8], out: &mut Vec<c_int>) -> Option<()> {
+    (!convert(enc, words, out, |v| v)).then_some(())
+}
+
+/// Calls `combiner`'s classic constructor with the arguments `a`, laid out
+/// as get_contents returns them, on `kids` (the inverse of
+/// `mpi::contents`).
+fn construct(local: &Local, combiner: Combiner, a: Arrays, kids: &[Datatype]) -> Result<Datatype> {
+    let (i, d, t) = (a.ints, a.addrs, kids);
+    let mut out = local.datatype_null();
+    let o = &mut out as *mut Datatype;
+    // SAFETY (every call): `Compiler::fields` filled `i` and `d` with the
+    // arrays of exactly the counts passed (i[0] entries each, after the
+    // counts), `t` holds one live handle per child, `o` points to a local.
+    let rc = unsafe {
+        match combiner {
+            Combiner::Dup => ffi::MPI_Type_dup(t[0], o),
+            Combiner::Contiguous => ffi::MPI_Type_contiguous(i[0], t[0], o),
+            Combiner::Vector => ffi::MPI_Type_vector(i[0], i[1], i[2], t[0], o),
+            Combiner::Hvector => ffi::MPI_Type_create_hvector(i[0], i[1], d[0], t[0], o),
+            Combiner::Indexed => {
+                let n = i[0] as usize;
+                ffi::MPI_Type_indexed(i[0], i[1..].as_ptr(), i[1 + n..].as_ptr(), t[0], o)
+            }
+            Combiner::Hindexed => {
+                ffi::MPI_Type_create_hindexed(i[0], i[1..].as_ptr(), d.as_ptr(), t[0], o)
+            }
+            Combiner::IndexedBlock => {
+                ffi::MPI_Type_create_indexed_block(i[0], i[1], i[2..].as_ptr(), t[0], o)
+            }
+            Combiner::HindexedBlock => {
+                ffi::MPI_Type_create_hindexed_block(i[0], i[1], d.as_ptr(), t[0], o)
+            }
+            Combiner::Struct => {
+                ffi::MPI_Type_create_struct(i[0], i[1..].as_ptr(), d.as_ptr(), t.as_ptr(), o)
+            }
+            Combiner::Resized => ffi::MPI_Type_create_resized(t[0], d[0], d[1], o),
+            _ => unreachable!("compiled only for the combiners above"),
+        }
+    };
+    crate::encode::check_constructor(rc, combiner, false)?;
+    Ok(out)
+}
