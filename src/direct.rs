@@ -24,12 +24,12 @@
 //! calls. `tests/direct.rs` and the fuzz targets check that.
 
 use crate::codes::{Combiner, Predefined};
-use crate::decode::{self, Seg};
+use crate::decode;
 use crate::error::Result;
 use crate::external::{Encoding, FLAG_NAME};
 use crate::mpi::{self, Arrays, Datatype, Local, MPI_Aint};
 use crate::scratch::with_buffer;
-use crate::signature::Default64;
+use crate::signature::{Default64, SignatureMonoid};
 use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
 use mpi_sys as ffi;
 use std::os::raw::c_int;
@@ -82,9 +82,8 @@ struct Program {
     ints: Vec<c_int>,
     addrs: Vec<MPI_Aint>,
     /// While compiling: the signature values of the subtrees read and not
-    /// yet taken by their parent; a node's fields as runs of its arguments.
+    /// yet taken by their parent.
     sigs: Vec<Default64>,
-    segs: Vec<Seg>,
     /// While running: the handles built and not yet taken by their parent.
     handles: Vec<Datatype>,
 }
@@ -92,9 +91,12 @@ struct Program {
 /// One constructor call, or a predefined handle.
 struct Step {
     combiner: Combiner,
-    /// The predefined handle (NAMED), or the number of children.
+    /// The predefined handle (NAMED).
     handle: Datatype,
     children: usize,
+    /// How many times the old type's signature repeats in this one's (all
+    /// but STRUCT; `signature::fold`'s k).
+    repeats: u64,
     ints: (usize, usize),
     addrs: (usize, usize),
     /// Offset and length of the name in the stream (length 0: none).
@@ -245,6 +247,7 @@ impl<'a> Compiler<'a> {
                 combiner: Combiner::Named,
                 handle,
                 children: 0,
+                repeats: 1,
                 ints: (0, 0),
                 addrs: (0, 0),
                 name: (0, 0),
@@ -262,11 +265,12 @@ impl<'a> Compiler<'a> {
             (0, 0)
         };
         let (ints, addrs) = (self.p.ints.len(), self.p.addrs.len());
-        let children = self.fields(combiner)?;
-        let mut step = Step {
+        let (children, repeats) = self.fields(combiner)?;
+        let step = Step {
             combiner,
             handle: self.local.datatype_null(),
             children,
+            repeats,
             ints: (ints, self.p.ints.len() - ints),
             addrs: (addrs, self.p.addrs.len() - addrs),
             name,
@@ -275,26 +279,34 @@ impl<'a> Compiler<'a> {
             self.node(depth + 1)?;
         }
         if self.hashing {
-            self.hash(&mut step)?;
+            self.hash(&step);
         }
         self.p.steps.push(step);
         Some(())
     }
 
-    /// Replaces the children's signature values with the node's.
-    fn hash(&mut self, step: &mut Step) -> Option<()> {
+    /// Replaces the children's signature values with the node's, by the
+    /// rules of `signature::fold` (the decoder's too: a stream whose hash
+    /// differs is left to the tree path, so tests/direct.rs sees it).
+    fn hash(&mut self, step: &Step) {
         let p = &mut *self.p;
-        let args = Arrays {
-            ints: &p.ints[step.ints.0..step.ints.0 + step.ints.1],
-            addrs: &p.addrs[step.addrs.0..step.addrs.0 + step.addrs.1],
-            counts: &[],
+        let first = p.sigs.len() - step.children;
+        let value = if step.combiner == Combiner::Struct {
+            let blocklengths = &p.ints[step.ints.0 + 1..step.ints.0 + step.ints.1];
+            let mut acc = Default64::empty();
+            for (&b, child) in blocklengths.iter().zip(&p.sigs[first..]) {
+                acc = match b {
+                    0 => acc,
+                    1 => acc.concat(child),
+                    b => acc.concat(&child.repeat(b as u128)),
+                };
+            }
+            acc
+        } else {
+            p.sigs[first].repeat(u128::from(step.repeats))
         };
-        let n = decode::field_segs(self.local, step.combiner, args, false, &mut p.segs).ok()?;
-        let first = p.sigs.len().checked_sub(n)?;
-        let v = decode::level_signature(step.combiner, &p.segs, args, &mut p.sigs[first..]).ok()?;
         p.sigs.truncate(first);
-        p.sigs.push(v);
-        Some(())
+        p.sigs.push(value);
     }
 
     /// A name (offset and length in the stream), under the format's rules
@@ -315,42 +327,48 @@ impl<'a> Compiler<'a> {
     /// follow. The checks are `tree::validate`'s for narrow, classic
     /// nodes: counts and blocklengths are not negative (every narrow field
     /// fits a C int).
-    fn fields(&mut self, combiner: Combiner) -> Option<usize> {
+    fn fields(&mut self, combiner: Combiner) -> Option<(usize, u64)> {
         let enc = self.enc;
         let addr = |v: c_int| v as MPI_Aint;
+        let product = |a: c_int, b: c_int| a as u64 * b as u64;
         let mut children = 1;
-        match combiner {
-            Combiner::Dup => {}
+        let repeats = match combiner {
+            Combiner::Dup => 1,
             Combiner::Contiguous => {
                 let n = self.count()?;
                 self.p.ints.push(n);
+                n as u64
             }
             Combiner::Vector => {
                 let v = [self.count()?, self.count()?, self.int()?];
                 self.p.ints.extend(v);
+                product(v[0], v[1])
             }
             Combiner::Hvector => {
                 let v = [self.count()?, self.count()?];
                 let stride = self.int()?;
                 self.p.ints.extend(v);
                 self.p.addrs.push(addr(stride));
+                product(v[0], v[1])
             }
             Combiner::Indexed => {
                 let n = self.count()?;
                 let (blocklengths, displacements) = (self.words(n)?, self.words(n)?);
                 self.p.ints.push(n);
-                counts(enc, blocklengths, &mut self.p.ints)?;
+                let sum = counts(enc, blocklengths, &mut self.p.ints)?;
                 convert(enc, displacements, &mut self.p.ints, |v| v);
+                sum
             }
             Combiner::Hindexed | Combiner::Struct => {
                 let n = self.count()?;
                 let (blocklengths, displacements) = (self.words(n)?, self.words(n)?);
                 self.p.ints.push(n);
-                counts(enc, blocklengths, &mut self.p.ints)?;
+                let sum = counts(enc, blocklengths, &mut self.p.ints)?;
                 convert(enc, displacements, &mut self.p.addrs, addr);
                 if combiner == Combiner::Struct {
                     children = n as usize;
                 }
+                sum
             }
             Combiner::IndexedBlock | Combiner::HindexedBlock => {
                 let v = [self.count()?, self.count()?];
@@ -361,37 +379,52 @@ impl<'a> Compiler<'a> {
                 } else {
                     convert(enc, displacements, &mut self.p.addrs, addr);
                 }
+                product(v[0], v[1])
             }
             Combiner::Resized => {
                 let v = [self.int()?, self.int()?];
                 self.p.addrs.extend(v.map(addr));
+                1
             }
             _ => return None,
-        }
-        Some(children)
+        };
+        Some((children, repeats))
     }
 }
 
-/// Appends the int fields in `words`, each converted by `to`, to `out`;
-/// returns whether any was negative.
+/// Appends the int fields in `words` to `out`, each converted by `to`;
+/// returns the lowest and the sum of all.
 #[inline(always)]
-fn convert<T>(enc: Encoding, words: &[u8], out: &mut Vec<T>, to: impl Fn(c_int) -> T) -> bool {
-    let mut negative = false;
-    out.extend(words.chunks_exact(4).map(|w| {
+fn convert<T>(
+    enc: Encoding,
+    words: &[u8],
+    out: &mut Vec<T>,
+    to: impl Fn(c_int) -> T,
+) -> (c_int, i64) {
+    let (mut lowest, mut sum) = (0, 0i64);
+    let mut each = |v: c_int| {
+        lowest = lowest.min(v);
+        sum += i64::from(v);
+        to(v)
+    };
+    // A loop of pushes rather than `extend`, which was not inlined and so
+    // divided by the chunk size, a run-time 4 there, on every call.
+    out.reserve(words.len() / 4);
+    for w in words.chunks_exact(4) {
         let w: [u8; 4] = w.try_into().expect("chunks of 4");
-        let v = match enc {
+        out.push(each(match enc {
             Encoding::Xdr => c_int::from_be_bytes(w),
             Encoding::Native => c_int::from_ne_bytes(w),
-        };
-        negative |= v < 0;
-        to(v)
-    }));
-    negative
+        }));
+    }
+    (lowest, sum)
 }
 
-/// Appends the count fields in `words` to `out`; None if one is negative.
-fn counts(enc: Encoding, words: &[u8], out: &mut Vec<c_int>) -> Option<()> {
-    (!convert(enc, words, out, |v| v)).then_some(())
+/// Appends the count fields in `words` to `out`; their sum, or None if
+/// one is negative.
+fn counts(enc: Encoding, words: &[u8], out: &mut Vec<c_int>) -> Option<u64> {
+    let (lowest, sum) = convert(enc, words, out, |v| v);
+    (lowest >= 0).then_some(sum as u64)
 }
 
 /// Calls `combiner`'s classic constructor with the arguments `a`, laid out

@@ -731,7 +731,11 @@ impl Builder<'_> {
 /// MPI's code and message, naming the call and the combiner.
 pub(crate) fn check_constructor(rc: c_int, c: Combiner, large: bool) -> Result<()> {
     check(rc, constructor_name(c, large)).map_err(|e| match e {
-        Error::Mpi { call, code, message } => Error::Mpi {
+        Error::Mpi {
+            call,
+            code,
+            message,
+        } => Error::Mpi {
             call,
             code,
             message: format!("{message} (building {})", c.mpi_name()),

@@ -107,19 +107,6 @@ pub fn decode(
     })
 }
 
-/// The default signature value of a level whose constructor took `c` (its
-/// fields laid out in `segs` by `field_segs`), from its children's values
-/// (left in an unspecified state): the rule the decoder hashes by, for
-/// readers that build no tree (`crate::direct`).
-pub(crate) fn level_signature(
-    combiner: Combiner,
-    segs: &[Seg],
-    c: Arrays,
-    children: &mut [Default64],
-) -> Result<Default64> {
-    signature::level(combiner, &signature::Fields { segs, c }, children)
-}
-
 /// The default signature value of a predefined type (cached per process).
 pub(crate) fn named_signature(p: Predefined) -> Result<Default64> {
     signature::named(p)
@@ -189,7 +176,7 @@ impl Default for NameBuf {
 /// A run of a node's fields: one computed value, or `(start, len)` of
 /// get_contents' ints, addrs or counts.
 #[derive(Clone, Copy)]
-pub(crate) enum Seg {
+enum Seg {
     One(i64),
     Ints(usize, usize),
     Addrs(usize, usize),
@@ -563,14 +550,20 @@ impl Decoder<'_> {
     /// Puts the node's integer fields into the scratch as segments; returns
     /// how many child types the combiner takes.
     fn fields(&mut self, combiner: Combiner, c: &Contents, large: bool) -> Result<usize> {
-        field_segs(self.local, combiner, c.arrays(), large, &mut self.scratch.segs)
+        field_segs(
+            self.local,
+            combiner,
+            c.arrays(),
+            large,
+            &mut self.scratch.segs,
+        )
     }
 }
 
 /// A node's integer fields, in stream order (spec/external.md §6), as runs
 /// of `c`, the arguments of its constructor laid out as get_contents
 /// returns them; returns how many child types the combiner takes.
-pub(crate) fn field_segs(
+fn field_segs(
     local: &Local,
     combiner: Combiner,
     c: Arrays,

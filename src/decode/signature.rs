@@ -4,9 +4,9 @@
 //! the same rules as `signature::fold` applies to a tree.
 
 use super::Seg;
-use crate::mpi::Arrays;
 use crate::codes::{Combiner, Distribution, Predefined, PREDEFINED};
 use crate::error::{Error, Result};
+use crate::mpi::Arrays;
 use crate::signature::darray::Darray;
 use crate::signature::fold::Factors;
 use crate::signature::{BasicType, Default64, SignatureMonoid};

@@ -34,16 +34,27 @@ pub fn read(bytes: &[u8]) -> Result<Node> {
 
 /// Checks the header (spec/external.md §4) and returns its signature hash.
 pub(super) fn header(bytes: &[u8]) -> Result<u64> {
-    let mut r = Reader::new(bytes, 0, Encoding::Xdr);
-    let magic = r.u32("the magic word")?;
+    // Read on every unmarshal: plain loads, no reader.
+    let word = |at: usize, what| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")))
+            .ok_or(Error::Truncated {
+                what,
+                offset: at,
+                needed: 4,
+                left: bytes.len().saturating_sub(at),
+            })
+    };
+    let magic = word(0, "the magic word")?;
     if magic != MAGIC {
         return Err(Error::corrupt(
             0,
             format!("not an mpix-marshal external stream (first word {magic:#010x}, expected {MAGIC:#010x} \"MXDT\")"),
         ));
     }
-    let high = r.u32("the version and signature hash")?;
-    let low = r.u32("the version and signature hash")?;
+    let high = word(4, "the version and signature hash")?;
+    let low = word(8, "the version and signature hash")?;
     let version = high >> 29;
     if version != VERSION {
         // Version 1 had a 32-bit version word, 0x00010000.
@@ -60,7 +71,6 @@ pub(super) fn header(bytes: &[u8]) -> Result<u64> {
             format!("signature hash {hash:#018x} is not below 2^61 - 1"),
         ));
     }
-    debug_assert_eq!(r.pos, HEADER_LEN);
     Ok(hash)
 }
 

@@ -28,7 +28,7 @@ pub const DOMAIN: u64 = 0x6d70_6978_7369_6731;
 
 /// a·b mod P for a, b < P.
 #[inline]
-pub fn mul_mod(a: u64, b: u64) -> u64 {
+pub const fn mul_mod(a: u64, b: u64) -> u64 {
     let z = a as u128 * b as u128;
     let s = (z as u64 & P) + (z >> 61) as u64;
     if s >= P {
@@ -40,7 +40,7 @@ pub fn mul_mod(a: u64, b: u64) -> u64 {
 
 /// a + b mod P for a, b < P.
 #[inline]
-pub fn add_mod(a: u64, b: u64) -> u64 {
+pub const fn add_mod(a: u64, b: u64) -> u64 {
     let s = a + b;
     if s >= P {
         s - P
@@ -61,6 +61,22 @@ pub fn pow_mod(mut b: u64, mut e: u128) -> u64 {
     }
     r
 }
+
+/// Repetitions of one basic type looked up rather than computed.
+const SMALL: usize = 256;
+
+/// For k < SMALL: (1 + B + … + B^(k−1), B^k) mod P, the factor k copies
+/// of one basic type multiply its value by, and their power.
+static BASIC_REPEATS: [(u64, u64); SMALL] = {
+    let mut t = [(0, 1); SMALL];
+    let mut k = 1;
+    while k < SMALL {
+        let (s, power) = t[k - 1];
+        t[k] = (add_mod(s, power), mul_mod(power, BASE));
+        k += 1;
+    }
+    t
+};
 
 /// (H, B^n mod P).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +107,39 @@ impl SignatureMonoid for Default64 {
         Default64 {
             h: add_mod(mul_mod(self.h, next.power), next.h),
             power: mul_mod(self.power, next.power),
+        }
+    }
+    /// k copies, reading k from its top bit down. With m the part of k
+    /// read so far and X = B^n, it keeps S = 1 + X + … + X^(m−1) and X^m:
+    /// doubling m is S += S·X^m and squaring X^m, adding one is S += X^m
+    /// and X^m·X; then H = h·S. Two or three multiplications per bit of
+    /// k, where generic doubling takes four to six (the hash of every
+    /// unmarshal and first marshal repeats at nearly every level).
+    fn repeat(&self, k: u128) -> Self {
+        if k == 0 {
+            return Self::empty();
+        }
+        if self.power == BASE && k < SMALL as u128 {
+            // One basic type, a few times: the commonest repetition.
+            let (s, power) = BASIC_REPEATS[k as usize];
+            return Default64 {
+                h: mul_mod(self.h, s),
+                power,
+            };
+        }
+        let x = self.power;
+        let (mut s, mut xm) = (1, x);
+        for i in (0..127 - k.leading_zeros()).rev() {
+            s = add_mod(s, mul_mod(s, xm));
+            xm = mul_mod(xm, xm);
+            if (k >> i) & 1 == 1 {
+                s = add_mod(s, xm);
+                xm = mul_mod(xm, x);
+            }
+        }
+        Default64 {
+            h: mul_mod(self.h, s),
+            power: xm,
         }
     }
 }

@@ -395,6 +395,22 @@ fn count_k_equals_doubling_and_k_fold_concatenation() {
     }
 }
 
+/// Default64 looks up small repetitions of one basic type: the table must
+/// agree with concatenation on both sides of its end.
+#[test]
+fn default64_basic_repeats_equal_k_fold_concatenation() {
+    for code in [INT, DOUBLE] {
+        let x = fold::<Default64>(&named(code)).unwrap();
+        assert_eq!(x.power, BASE, "one basic type");
+        let mut by_concat = Default64::empty();
+        for k in 0..600u128 {
+            assert_eq!(x.repeat(k), by_concat, "k={k}");
+            assert_eq!(x.repeat(k), repeat_by_doubling(&x, k), "k={k}");
+            by_concat = by_concat.concat(&x);
+        }
+    }
+}
+
 #[test]
 fn repeat_from_parts_matches_the_fold() {
     let t = structure(&[(1, named(INT)), (3, named(DOUBLE))]);
