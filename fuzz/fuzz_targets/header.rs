@@ -4,10 +4,13 @@
 //! refuses is refused by unmarshal with the same error, before any MPI
 //! call; a valid tree is rebuilt (or refused as unsupported) into a type
 //! that marshals again, in all three representations, to the same tree.
+//! The direct unmarshal builds nothing read or validate refuses.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mpix_marshal::api::unmarshal_direct;
 use mpix_marshal::compressed::MAGIC_STORED;
+use mpix_marshal::mpi;
 use mpix_marshal::tree::validate;
 use mpix_marshal::{read, unmarshal, Representation};
 use mpix_marshal_fuzz::{
@@ -17,6 +20,16 @@ use mpix_marshal_fuzz::{
 fuzz_target!(|data: &[u8]| {
     mpi_init();
     for rep in REPS {
+        // The direct path (src/direct.rs) builds only what read accepts
+        // and validate passes; unmarshal takes it first.
+        if let Some(built) = unmarshal_direct(rep, data) {
+            let t = built.expect("no MPI call fails on a valid stream");
+            let tree = read(rep, data).expect("the direct path built what read refuses");
+            validate(&tree).expect("the direct path built an invalid tree");
+            if mpi::local().predefined(t).is_none() {
+                mpi::free(t).expect("MPI_Type_free");
+            }
+        }
         let unmarshalled = unmarshal(rep, data);
         match read(rep, data) {
             Err(e) => {

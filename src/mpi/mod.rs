@@ -355,11 +355,11 @@ pub struct Arrays<'a> {
 /// Fills `out` with the contents of a derived datatype. The handles in
 /// `out.types` are new references the caller must free (unless predefined).
 pub fn contents(t: Datatype, env: &Envelope, out: &mut Contents) -> Result<()> {
-    out.ints.clear();
+    // Sized without clearing first: MPI overwrites every entry, and
+    // zeroing a large type's arrays on every call cost as much as reading
+    // them (what a reused buffer holds is only ever old values).
     out.ints.resize(env.ni, 0);
-    out.addrs.clear();
     out.addrs.resize(env.na, 0);
-    out.counts.clear();
     out.counts.resize(env.nc, 0);
     out.types.clear();
     out.types.resize(env.nd, local().datatype_null());
