@@ -46,26 +46,18 @@ pub(crate) fn unmarshal(
 ) -> Option<Result<Datatype>> {
     with_buffer(&PROGRAM, |program| {
         program.clear();
-        let mut c = Compiler {
+        let compiled = Compiler {
             bytes,
             pos: start,
             enc,
             local: mpi::local(),
             hashing: hash.is_some(),
             p: &mut *program,
-        };
-        c.node(0)?;
-        if c.pos != bytes.len() {
-            return None;
         }
-        if let Some(h) = hash {
-            if program.sigs.last()?.h != h {
-                return None;
-            }
-        }
-        let built = program.run(mpi::local(), bytes);
+        .stream(hash);
+        let built = compiled.map(|()| program.run(mpi::local(), bytes));
         program.trim();
-        Some(built)
+        built
     })
 }
 
@@ -93,14 +85,36 @@ struct Step {
     combiner: Combiner,
     /// The predefined handle (NAMED).
     handle: Datatype,
-    children: usize,
+    children: u32,
     /// How many times the old type's signature repeats in this one's (all
     /// but STRUCT; `signature::fold`'s k).
     repeats: u64,
-    ints: (usize, usize),
-    addrs: (usize, usize),
-    /// Offset and length of the name in the stream (length 0: none).
-    name: (usize, usize),
+    /// Its arguments in `Program::ints` and `Program::addrs`.
+    ints: Span,
+    addrs: Span,
+    /// Its name in the stream (empty: none).
+    name: Span,
+}
+
+/// Where a step's items are: 32-bit, to keep steps small (`stream`
+/// leaves inputs of 4 GiB or more to the tree path).
+#[derive(Clone, Copy, Default)]
+struct Span {
+    at: u32,
+    len: u32,
+}
+
+impl Span {
+    fn new(at: usize, end: usize) -> Span {
+        Span {
+            at: at as u32,
+            len: (end - at) as u32,
+        }
+    }
+
+    fn range(self) -> std::ops::Range<usize> {
+        self.at as usize..(self.at + self.len) as usize
+    }
 }
 
 impl Program {
@@ -124,8 +138,8 @@ impl Program {
 
     fn arrays(&self, s: &Step) -> Arrays<'_> {
         Arrays {
-            ints: &self.ints[s.ints.0..s.ints.0 + s.ints.1],
-            addrs: &self.addrs[s.addrs.0..s.addrs.0 + s.addrs.1],
+            ints: &self.ints[s.ints.range()],
+            addrs: &self.addrs[s.addrs.range()],
             counts: &[],
         }
     }
@@ -141,18 +155,17 @@ impl Program {
                 handles.push(s.handle);
                 continue;
             }
-            let first = handles.len() - s.children;
+            let first = handles.len() - s.children as usize;
             let built = construct(local, s.combiner, self.arrays(s), &handles[first..]);
             for &k in &handles[first..] {
                 release(local, k);
             }
             handles.truncate(first);
             let built = built.and_then(|t| {
-                let (at, len) = s.name;
-                if len == 0 {
+                if s.name.len == 0 {
                     return Ok(t);
                 }
-                mpi::set_name(t, &bytes[at..at + len]).inspect_err(|_| release(local, t))?;
+                mpi::set_name(t, &bytes[s.name.range()]).inspect_err(|_| release(local, t))?;
                 Ok(t)
             });
             match built {
@@ -230,6 +243,20 @@ impl<'a> Compiler<'a> {
         Some(&bytes[at..self.pos])
     }
 
+    /// The whole stream: its root node, nothing after it, and (with
+    /// `hash`) that signature hash.
+    fn stream(mut self, hash: Option<u64>) -> Option<()> {
+        u32::try_from(self.bytes.len()).ok()?;
+        self.node(0)?;
+        if self.pos != self.bytes.len() {
+            return None;
+        }
+        match hash {
+            Some(h) if self.p.sigs.last()?.h != h => None,
+            _ => Some(()),
+        }
+    }
+
     /// A node and its subtree, as steps.
     fn node(&mut self, depth: usize) -> Option<()> {
         if depth >= MAX_DEPTH {
@@ -248,9 +275,9 @@ impl<'a> Compiler<'a> {
                 handle,
                 children: 0,
                 repeats: 1,
-                ints: (0, 0),
-                addrs: (0, 0),
-                name: (0, 0),
+                ints: Span::default(),
+                addrs: Span::default(),
+                name: Span::default(),
             });
             return Some(());
         }
@@ -262,17 +289,18 @@ impl<'a> Compiler<'a> {
         let name = if word & FLAG_NAME != 0 {
             self.name()?
         } else {
-            (0, 0)
+            Span::default()
         };
         let (ints, addrs) = (self.p.ints.len(), self.p.addrs.len());
         let (children, repeats) = self.fields(combiner)?;
+        let children = children as u32;
         let step = Step {
             combiner,
             handle: self.local.datatype_null(),
             children,
             repeats,
-            ints: (ints, self.p.ints.len() - ints),
-            addrs: (addrs, self.p.addrs.len() - addrs),
+            ints: Span::new(ints, self.p.ints.len()),
+            addrs: Span::new(addrs, self.p.addrs.len()),
             name,
         };
         for _ in 0..children {
@@ -290,9 +318,9 @@ impl<'a> Compiler<'a> {
     /// differs is left to the tree path, so tests/direct.rs sees it).
     fn hash(&mut self, step: &Step) {
         let p = &mut *self.p;
-        let first = p.sigs.len() - step.children;
+        let first = p.sigs.len() - step.children as usize;
         let value = if step.combiner == Combiner::Struct {
-            let blocklengths = &p.ints[step.ints.0 + 1..step.ints.0 + step.ints.1];
+            let blocklengths = &p.ints[step.ints.range()][1..];
             let mut acc = Default64::empty();
             for (&b, child) in blocklengths.iter().zip(&p.sigs[first..]) {
                 acc = match b {
@@ -309,9 +337,9 @@ impl<'a> Compiler<'a> {
         p.sigs.push(value);
     }
 
-    /// A name (offset and length in the stream), under the format's rules
+    /// A name (where it is in the stream), under the format's rules
     /// and this MPI's limit.
-    fn name(&mut self) -> Option<(usize, usize)> {
+    fn name(&mut self) -> Option<Span> {
         let len = self.word()? as usize;
         if len == 0 || len > MAX_NAME_LEN || len > self.local.max_name_len() {
             return None;
@@ -319,7 +347,7 @@ impl<'a> Compiler<'a> {
         let at = self.pos;
         let padded = self.take(self.enc.padded(len))?;
         let (name, pad) = padded.split_at(len);
-        (!name.contains(&0) && pad.iter().all(|&b| b == 0)).then_some((at, len))
+        (!name.contains(&0) && pad.iter().all(|&b| b == 0)).then_some(Span::new(at, at + len))
     }
 
     /// Reads a node's fields into the program's arrays as its constructor

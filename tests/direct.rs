@@ -92,7 +92,10 @@ fn agrees_with_the_tree_path_on_the_corpus() {
         free(c.datatype);
     }
     println!("direct path: {covered} streams; tree path: {left:?}");
-    assert!(covered >= 3 * 30, "only {covered} corpus streams take the direct path");
+    assert!(
+        covered >= 3 * 30,
+        "only {covered} corpus streams take the direct path"
+    );
 }
 
 /// Whether the direct path is meant to build `node` (src/direct.rs): no

@@ -4,13 +4,13 @@
 //! the same rules as `signature::fold` applies to a tree.
 
 use super::{Field, Seg};
-use std::os::raw::c_int;
 use crate::codes::{Combiner, Distribution, Predefined, PREDEFINED};
 use crate::error::{Error, Result};
 use crate::mpi::Arrays;
 use crate::signature::darray::Darray;
 use crate::signature::fold::Factors;
 use crate::signature::{BasicType, Default64, SignatureMonoid};
+use std::os::raw::c_int;
 use std::sync::OnceLock;
 
 /// A predefined type's value, by the fold's own rule, computed once per
