@@ -168,7 +168,7 @@ pub fn unmarshal(rep: Representation, bytes: &[u8]) -> Result<Datatype> {
         Representation::Internal => {
             internal::check_header(bytes)?;
             match direct::unmarshal(bytes, internal::HEADER_LEN, Encoding::Native, None) {
-                Some(built) => built,
+                Some(built) => built.map_err(|e| *e),
                 None => encode(&internal::read(bytes)?, typerep),
             }
         }
@@ -180,7 +180,7 @@ pub fn unmarshal(rep: Representation, bytes: &[u8]) -> Result<Datatype> {
 fn unmarshal_external(bytes: &[u8], typerep: &'static CStr) -> Result<Datatype> {
     let hash = external::header_hash(bytes)?;
     match direct::unmarshal(bytes, external::HEADER_LEN, Encoding::Xdr, Some(hash)) {
-        Some(built) => built,
+        Some(built) => built.map_err(|e| *e),
         None => encode(&external::read(bytes)?, typerep),
     }
 }
@@ -195,7 +195,7 @@ pub fn unmarshal_direct(rep: Representation, bytes: &[u8]) -> Option<Result<Data
         let hash = external::header_hash(bytes).ok()?;
         direct::unmarshal(bytes, external::HEADER_LEN, Encoding::Xdr, Some(hash))
     };
-    match rep {
+    let built = match rep {
         Representation::External => external(bytes),
         Representation::Compressed => compressed::expand(bytes, |e| Ok(external(e)))
             .ok()
@@ -204,7 +204,8 @@ pub fn unmarshal_direct(rep: Representation, bytes: &[u8]) -> Option<Result<Data
             internal::check_header(bytes).ok()?;
             direct::unmarshal(bytes, internal::HEADER_LEN, Encoding::Native, None)
         }
-    }
+    };
+    built.map(|b| b.map_err(|e| *e))
 }
 
 /// Parses a stream of any representation into its tree, without building

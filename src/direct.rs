@@ -25,7 +25,7 @@
 
 use crate::codes::{Combiner, Predefined};
 use crate::decode;
-use crate::error::Result;
+use crate::error::Error;
 use crate::external::{Encoding, FLAG_NAME};
 use crate::mpi::{self, Arrays, Datatype, Local, MPI_Aint};
 use crate::scratch::with_buffer;
@@ -43,7 +43,7 @@ pub(crate) fn unmarshal(
     start: usize,
     enc: Encoding,
     hash: Option<u64>,
-) -> Option<Result<Datatype>> {
+) -> Option<Result<Datatype, Box<Error>>> {
     with_buffer(&PROGRAM, |program| {
         program.clear();
         let compiled = Compiler {
@@ -76,8 +76,10 @@ struct Program {
     /// While compiling: the signature values of the subtrees read and not
     /// yet taken by their parent.
     sigs: Vec<Default64>,
-    /// While running: the handles built and not yet taken by their parent.
+    /// While running: the handles made and not yet taken by their parent,
+    /// and whether each was built (else it is predefined).
     handles: Vec<Datatype>,
+    built: Vec<bool>,
 }
 
 /// One constructor call, or a predefined handle.
@@ -123,7 +125,6 @@ impl Program {
         self.ints.clear();
         self.addrs.clear();
         self.sigs.clear();
-        self.handles.clear();
     }
 
     /// Drops buffers a large stream grew, so a thread does not keep them.
@@ -145,31 +146,39 @@ impl Program {
     }
 
     /// Runs the steps; the root's handle. On error, frees every handle
-    /// built.
-    fn run(&mut self, local: &Local, bytes: &[u8]) -> Result<Datatype> {
-        let mut handles = std::mem::take(&mut self.handles);
-        handles.clear();
+    /// built. (Errors are boxed: a small result keeps the hot path's
+    /// returns in registers.)
+    fn run(&mut self, local: &Local, bytes: &[u8]) -> Result<Datatype, Box<Error>> {
+        let (mut handles, mut built) = (
+            std::mem::take(&mut self.handles),
+            std::mem::take(&mut self.built),
+        );
         let mut result = Ok(());
         for s in &self.steps {
             if s.combiner == Combiner::Named {
                 handles.push(s.handle);
+                built.push(false);
                 continue;
             }
             let first = handles.len() - s.children as usize;
-            let built = construct(local, s.combiner, self.arrays(s), &handles[first..]);
-            for &k in &handles[first..] {
-                release(local, k);
-            }
+            let made = construct(local, s.combiner, self.arrays(s), &handles[first..]);
+            release(&handles[first..], &built[first..]);
             handles.truncate(first);
-            let built = built.and_then(|t| {
-                if s.name.len == 0 {
-                    return Ok(t);
+            built.truncate(first);
+            let made = made.and_then(|t| {
+                if s.name.len > 0 {
+                    if let Err(e) = mpi::set_name(t, &bytes[s.name.range()]) {
+                        release(&[t], &[true]);
+                        return Err(Box::new(e));
+                    }
                 }
-                mpi::set_name(t, &bytes[s.name.range()]).inspect_err(|_| release(local, t))?;
                 Ok(t)
             });
-            match built {
-                Ok(t) => handles.push(t),
+            match made {
+                Ok(t) => {
+                    handles.push(t);
+                    built.push(true);
+                }
                 Err(e) => {
                     result = Err(e);
                     break;
@@ -178,22 +187,24 @@ impl Program {
         }
         let root = match result {
             Ok(()) => Ok(handles.pop().expect("the root's step ran last")),
-            Err(e) => Err(e),
+            Err(e) => {
+                release(&handles, &built);
+                Err(e)
+            }
         };
-        for &k in &handles {
-            release(local, k);
-        }
         handles.clear();
-        self.handles = handles;
+        built.clear();
+        (self.handles, self.built) = (handles, built);
         root
     }
 }
 
-/// Frees `t` unless it is a predefined handle (the only kind a step takes
-/// without building it).
-fn release(local: &Local, t: Datatype) {
-    if local.predefined(t).is_none() {
-        let _ = mpi::free(t);
+/// Frees the handles a step built (`built`), not the predefined ones.
+fn release(handles: &[Datatype], built: &[bool]) {
+    for (&t, &b) in handles.iter().zip(built) {
+        if b {
+            let _ = mpi::free(t);
+        }
     }
 }
 
@@ -458,7 +469,12 @@ fn counts(enc: Encoding, words: &[u8], out: &mut Vec<c_int>) -> Option<u64> {
 /// Calls `combiner`'s classic constructor with the arguments `a`, laid out
 /// as get_contents returns them, on `kids` (the inverse of
 /// `mpi::contents`).
-fn construct(local: &Local, combiner: Combiner, a: Arrays, kids: &[Datatype]) -> Result<Datatype> {
+fn construct(
+    local: &Local,
+    combiner: Combiner,
+    a: Arrays,
+    kids: &[Datatype],
+) -> Result<Datatype, Box<Error>> {
     let (i, d, t) = (a.ints, a.addrs, kids);
     let mut out = local.datatype_null();
     let o = &mut out as *mut Datatype;
@@ -491,6 +507,6 @@ fn construct(local: &Local, combiner: Combiner, a: Arrays, kids: &[Datatype]) ->
             _ => unreachable!("compiled only for the combiners above"),
         }
     };
-    crate::encode::check_constructor(rc, combiner, false)?;
+    crate::encode::check_constructor(rc, combiner, false).map_err(Box::new)?;
     Ok(out)
 }
