@@ -6,12 +6,12 @@
 //! validation and signature walks cost more than the constructor calls
 //! themselves. This path reads the stream once into a flat program: each
 //! node's fields go straight into its constructor's argument arrays, laid
-//! out as `MPI_Type_get_contents` returns them (the decoder's input, so the
-//! decoder's per-level signature rule applies unchanged), one step per
-//! node in post-order. Only when the whole stream has been read and checked,
-//! its signature hash included, does it run the program: each step calls
-//! its constructor on the handles the steps before it built. As on the
-//! tree path, nothing is built until every check has passed.
+//! out as `MPI_Type_get_contents` returns them, one step per node in
+//! post-order, and its signature value follows from its children's by the
+//! rules of `signature::fold`. Only when the whole stream has been read and
+//! checked, its signature hash included, does it run the program: each
+//! step calls its constructor on the handles the steps before it built. As
+//! on the tree path, nothing is built until every check has passed.
 //!
 //! It covers the common streams: nodes without the WIDE, LARGE or ATTRS
 //! flags, of the combiners DUP, CONTIGUOUS, VECTOR, HVECTOR, INDEXED,
