@@ -234,12 +234,21 @@ pub(crate) fn entry<'t>(t: Datatype) -> Result<Option<&'t Entry>> {
 /// Keeps `plan` on `t` for `enc`, in `t`'s entry as `entry` found it
 /// before the traversal; when there was none, one is created and attached.
 pub(crate) fn store(t: Datatype, entry: Option<&Entry>, enc: Encoding, plan: Plan) -> Result<()> {
-    let Some(e) = entry.map_or_else(|| attach(t), |e| Ok(Some(e)))? else {
-        return Ok(());
-    };
-    // A plan already there (another thread's) is as good; this one is
-    // dropped, which frees its handles.
-    let _ = e.plans[slot(enc)].set(plan);
+    match entry {
+        // A plan already there (another thread's) is as good; this one is
+        // dropped, which frees its handles.
+        Some(e) => {
+            let _ = e.plans[slot(enc)].set(plan);
+        }
+        None => {
+            // A new entry holds its plan from the start: setting a OnceLock
+            // runs its one-time initialisation, a good part of a small
+            // type's first marshal.
+            let mut e = Box::<Entry>::default();
+            e.plans[slot(enc)] = OnceLock::from(plan);
+            attach_entry(t, e)?;
+        }
+    }
     Ok(())
 }
 
@@ -254,8 +263,14 @@ pub(crate) fn entry_or_attach<'t>(t: Datatype) -> Result<Option<&'t Entry>> {
 
 /// A new entry, attached to `t` (which has none); owned by `t` from here.
 fn attach<'t>(t: Datatype) -> Result<Option<&'t Entry>> {
+    attach_entry(t, Box::default())
+}
+
+/// `entry`, attached to `t` (which has none); None, and `entry` dropped,
+/// if the library has no keyval.
+fn attach_entry<'t>(t: Datatype, entry: Box<Entry>) -> Result<Option<&'t Entry>> {
     let Some(k) = keyval() else { return Ok(None) };
-    let ptr = Box::into_raw(Box::<Entry>::default());
+    let ptr = Box::into_raw(entry);
     if let Err(err) = mpi::set_attr(t, k, ptr as usize) {
         // SAFETY: MPI did not take the pointer; it is still only ours.
         drop(unsafe { Box::from_raw(ptr) });
