@@ -332,15 +332,7 @@ impl<'a> Compiler<'a> {
         let first = p.sigs.len() - step.children as usize;
         let value = if step.combiner == Combiner::Struct {
             let blocklengths = &p.ints[step.ints.range()][1..];
-            let mut acc = Default64::empty();
-            for (&b, child) in blocklengths.iter().zip(&p.sigs[first..]) {
-                acc = match b {
-                    0 => acc,
-                    1 => acc.concat(child),
-                    b => acc.concat(&child.repeat(b as u128)),
-                };
-            }
-            acc
+            struct_value(blocklengths, &p.sigs[first..])
         } else {
             p.sigs[first].repeat(u128::from(step.repeats))
         };
@@ -431,6 +423,32 @@ impl<'a> Compiler<'a> {
     }
 }
 
+/// A struct's signature value: each member's repeated by its blocklength,
+/// concatenated in order. Concatenation is associative, so the members are
+/// folded in four runs at once and the runs joined: four independent
+/// chains of multiplications rather than one (a struct of 1,000 members
+/// spent most of its compile time waiting on the one).
+fn struct_value(blocklengths: &[c_int], members: &[Default64]) -> Default64 {
+    const RUNS: usize = 4;
+    let n = blocklengths.len().min(members.len());
+    let run = n.div_ceil(RUNS);
+    let mut acc = [Default64::empty(); RUNS];
+    for i in 0..run {
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let k = r * run + i;
+            if k < n {
+                *acc = match blocklengths[k] {
+                    0 => *acc,
+                    1 => acc.concat(&members[k]),
+                    b => acc.concat(&members[k].repeat(b as u128)),
+                };
+            }
+        }
+    }
+    acc.iter()
+        .fold(Default64::empty(), |all, run| all.concat(run))
+}
+
 /// Appends the int fields in `words` to `out`, each converted by `to`;
 /// returns the lowest and the sum of all.
 #[inline(always)]
@@ -509,4 +527,32 @@ fn construct(
     };
     crate::encode::check_constructor(rc, combiner, false).map_err(Box::new)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::fold;
+    use crate::tree::Node;
+
+    /// The four-run fold equals the member-by-member one, for every length
+    /// around the run boundaries and with empty members.
+    #[test]
+    fn struct_value_is_the_ordered_concatenation() {
+        let basic = |code| fold::<Default64>(&Node::named(Predefined(code))).unwrap();
+        let codes = [0x240, 0x241, 0x243, 0x244, 0x245];
+        let members: Vec<Default64> = (0..23).map(|i| basic(codes[i % 5])).collect();
+        for n in 0..members.len() {
+            let blocklengths: Vec<c_int> = (0..n).map(|i| (i * 7 % 4) as c_int).collect();
+            let mut expected = Default64::empty();
+            for (&b, m) in blocklengths.iter().zip(&members) {
+                expected = expected.concat(&m.repeat(b as u128));
+            }
+            assert_eq!(
+                struct_value(&blocklengths, &members[..n]),
+                expected,
+                "n={n}"
+            );
+        }
+    }
 }

@@ -108,6 +108,7 @@ pub fn decode(
 }
 
 /// The default signature value of a predefined type (cached per process).
+#[inline]
 pub(crate) fn named_signature(p: Predefined) -> Result<Default64> {
     signature::named(p)
 }

@@ -16,6 +16,7 @@ use std::sync::OnceLock;
 /// A predefined type's value, by the fold's own rule, computed once per
 /// process for each (every marshal of a predefined type, and every
 /// predefined leaf, needs one).
+#[inline]
 pub(super) fn named(p: Predefined) -> Result<Default64> {
     static VALUES: OnceLock<Vec<Option<Default64>>> = OnceLock::new();
     let values = VALUES.get_or_init(|| {
