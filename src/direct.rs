@@ -458,21 +458,41 @@ fn convert<T>(
     out: &mut Vec<T>,
     to: impl Fn(c_int) -> T,
 ) -> (c_int, i64) {
+    let n = words.len() / 4;
+    out.reserve(n);
+    let room = &mut out.spare_capacity_mut()[..n];
+    let found = match enc {
+        Encoding::Xdr => fill::<T, true>(room, words, to),
+        Encoding::Native => fill::<T, false>(room, words, to),
+    };
+    let len = out.len();
+    // SAFETY: `fill` initialised the first n elements of the spare
+    // capacity (room has n elements and words n chunks of 4).
+    unsafe { out.set_len(len + n) };
+    found
+}
+
+/// The conversion loop, with the byte order fixed and no capacity check,
+/// so that it vectorises: the arrays of large indexed types have hundreds
+/// of thousands of fields. (A loop of pushes did not vectorise, and
+/// `extend`, not inlined, divided by the chunk size, a run-time 4 there.)
+#[inline(always)]
+fn fill<T, const BIG_ENDIAN: bool>(
+    room: &mut [std::mem::MaybeUninit<T>],
+    words: &[u8],
+    to: impl Fn(c_int) -> T,
+) -> (c_int, i64) {
     let (mut lowest, mut sum) = (0, 0i64);
-    let mut each = |v: c_int| {
+    for (dst, w) in room.iter_mut().zip(words.chunks_exact(4)) {
+        let w: [u8; 4] = w.try_into().expect("chunks of 4");
+        let v = if BIG_ENDIAN {
+            c_int::from_be_bytes(w)
+        } else {
+            c_int::from_ne_bytes(w)
+        };
         lowest = lowest.min(v);
         sum += i64::from(v);
-        to(v)
-    };
-    // A loop of pushes rather than `extend`, which was not inlined and so
-    // divided by the chunk size, a run-time 4 there, on every call.
-    out.reserve(words.len() / 4);
-    for w in words.chunks_exact(4) {
-        let w: [u8; 4] = w.try_into().expect("chunks of 4");
-        out.push(each(match enc {
-            Encoding::Xdr => c_int::from_be_bytes(w),
-            Encoding::Native => c_int::from_ne_bytes(w),
-        }));
+        dst.write(to(v));
     }
     (lowest, sum)
 }
