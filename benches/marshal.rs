@@ -701,21 +701,20 @@ fn main() {
     // that a slow phase of this (virtual) machine, which can last a whole
     // measurement, slows one sweep's figure rather than deciding a ratio
     // whose two sides it happened to split.
-    let mut rows: Option<Vec<Row>> = None;
-    for i in 0..sweeps {
-        let sweep = types
+    let sweep = |i: usize| -> Vec<Row> {
+        types
             .iter()
-            .map(|&(name, t, paper)| bench(&timer, name, t, paper, i));
-        rows = Some(match rows {
-            None => sweep.collect(),
-            Some(best) => best
-                .into_iter()
-                .zip(sweep)
-                .map(|(b, r)| b.best(&r))
-                .collect(),
-        });
+            .map(|&(name, t, paper)| bench(&timer, name, t, paper, i))
+            .collect()
+    };
+    let mut rows = sweep(0);
+    for i in 1..sweeps {
+        rows = rows
+            .into_iter()
+            .zip(sweep(i))
+            .map(|(b, r)| b.best(&r))
+            .collect();
     }
-    let rows = rows.expect("at least one sweep");
 
     println!(
         "mpix-marshal benchmark, {} ({}), MPI_THREAD_SINGLE{}",

@@ -27,7 +27,7 @@ use crate::codes::{Combiner, Predefined};
 use crate::decode;
 use crate::error::Error;
 use crate::external::{Encoding, FLAG_NAME};
-use crate::mpi::{self, Arrays, Datatype, Local, MPI_Aint};
+use crate::mpi::{self, Datatype, Local, MPI_Aint};
 use crate::scratch::with_buffer;
 use crate::signature::{Default64, SignatureMonoid};
 use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
@@ -44,18 +44,19 @@ pub(crate) fn unmarshal(
     enc: Encoding,
     hash: Option<u64>,
 ) -> Option<Result<Datatype, Box<Error>>> {
+    let local = mpi::local();
     with_buffer(&PROGRAM, |program| {
         program.clear();
         let compiled = Compiler {
             bytes,
             pos: start,
             enc,
-            local: mpi::local(),
+            local,
             hashing: hash.is_some(),
             p: &mut *program,
         }
         .stream(hash);
-        let built = compiled.map(|()| program.run(mpi::local(), bytes));
+        let built = compiled.map(|()| program.run(local, bytes));
         program.trim();
         built
     })
@@ -137,14 +138,6 @@ impl Program {
         }
     }
 
-    fn arrays(&self, s: &Step) -> Arrays<'_> {
-        Arrays {
-            ints: &self.ints[s.ints.range()],
-            addrs: &self.addrs[s.addrs.range()],
-            counts: &[],
-        }
-    }
-
     /// Runs the steps; the root's handle. On error, frees every handle
     /// built. (Errors are boxed: a small result keeps the hot path's
     /// returns in registers.)
@@ -161,7 +154,8 @@ impl Program {
                 continue;
             }
             let first = handles.len() - s.children as usize;
-            let made = construct(local, s.combiner, self.arrays(s), &handles[first..]);
+            let (ints, addrs) = (&self.ints[s.ints.range()], &self.addrs[s.addrs.range()]);
+            let made = construct(local, s.combiner, ints, addrs, &handles[first..]);
             release(&handles[first..], &built[first..]);
             handles.truncate(first);
             built.truncate(first);
@@ -504,16 +498,17 @@ fn counts(enc: Encoding, words: &[u8], out: &mut Vec<c_int>) -> Option<u64> {
     (lowest >= 0).then_some(sum as u64)
 }
 
-/// Calls `combiner`'s classic constructor with the arguments `a`, laid out
-/// as get_contents returns them, on `kids` (the inverse of
-/// `mpi::contents`).
+/// Calls `combiner`'s classic constructor with the arguments `ints` and
+/// `addrs`, laid out as get_contents returns them, on `kids` (the inverse
+/// of `mpi::contents`).
 fn construct(
     local: &Local,
     combiner: Combiner,
-    a: Arrays,
+    ints: &[c_int],
+    addrs: &[MPI_Aint],
     kids: &[Datatype],
 ) -> Result<Datatype, Box<Error>> {
-    let (i, d, t) = (a.ints, a.addrs, kids);
+    let (i, d, t) = (ints, addrs, kids);
     let mut out = local.datatype_null();
     let o = &mut out as *mut Datatype;
     // SAFETY (every call): `Compiler::fields` filled `i` and `d` with the

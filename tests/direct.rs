@@ -6,7 +6,9 @@
 mod common;
 use common::*;
 use mpix_marshal::api::unmarshal_direct;
+use mpix_marshal::codes::Combiner;
 use mpix_marshal::encode::encode;
+use mpix_marshal::external::int_fields;
 use mpix_marshal::mpi::{self, Datatype};
 use mpix_marshal::tree::{validate, Kind, Node};
 use mpix_marshal::{marshal, read, type_tree, unmarshal, Representation};
@@ -100,57 +102,26 @@ fn agrees_with_the_tree_path_on_the_corpus() {
 
 /// Whether the direct path is meant to build `node` (src/direct.rs): no
 /// large-count or attributed node, only the common combiners, every field
-/// within 32 bits, every predefined type defined here.
+/// within 32 bits (no WIDE node), every predefined type defined here.
 fn covered(node: &Node) -> bool {
-    let narrow = |v: &[i64]| v.iter().all(|&x| i32::try_from(x).is_ok());
-    let own = match &node.kind {
-        Kind::Named(p) => mpi::local().datatype(*p).is_some(),
-        Kind::Dup(_) => true,
-        Kind::Contiguous { count, .. } => narrow(&[*count]),
-        Kind::Vector {
-            count,
-            blocklength,
-            stride,
-            ..
-        } => narrow(&[*count, *blocklength, *stride]),
-        Kind::Hvector {
-            count,
-            blocklength,
-            stride,
-            legacy: false,
-            ..
-        } => narrow(&[*count, *blocklength, *stride]),
-        Kind::Indexed {
-            blocklengths,
-            displacements,
-            ..
-        }
-        | Kind::Hindexed {
-            blocklengths,
-            displacements,
-            legacy: false,
-            ..
-        }
-        | Kind::Struct {
-            blocklengths,
-            displacements,
-            legacy: false,
-            ..
-        } => narrow(blocklengths) && narrow(displacements),
-        Kind::IndexedBlock {
-            blocklength,
-            displacements,
-            ..
-        }
-        | Kind::HindexedBlock {
-            blocklength,
-            displacements,
-            ..
-        } => narrow(&[*blocklength]) && narrow(displacements),
-        Kind::Resized { lb, extent, .. } => narrow(&[*lb, *extent]),
-        _ => false,
+    let own = match node.kind {
+        Kind::Named(p) => mpi::local().datatype(p).is_some(),
+        _ => matches!(
+            node.combiner(),
+            Combiner::Dup
+                | Combiner::Contiguous
+                | Combiner::Vector
+                | Combiner::Hvector
+                | Combiner::Indexed
+                | Combiner::Hindexed
+                | Combiner::IndexedBlock
+                | Combiner::HindexedBlock
+                | Combiner::Struct
+                | Combiner::Resized
+        ),
     };
-    own && !node.large && node.attrs.is_empty() && node.children().iter().all(covered)
+    let narrow = int_fields(node).iter().all(|&v| i32::try_from(v).is_ok());
+    own && narrow && !node.large && node.attrs.is_empty() && node.children().iter().all(covered)
 }
 
 /// The direct path takes exactly the streams it is meant to cover.

@@ -12,7 +12,7 @@ use crate::cache::{self, Head, Held, Plan};
 use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
 use crate::external::{self, Encoding, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
-use crate::mpi::{self, Arrays, Contents, Datatype, Local, MPI_Aint, MPI_Count};
+use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
 use crate::signature::Default64;
 use crate::sink::Sink;
@@ -429,7 +429,7 @@ impl Decoder<'_> {
             let first = sigs.len() - nchildren;
             let fields = signature::Fields {
                 segs: &self.scratch.saved_segs[depth],
-                c: c.arrays(),
+                c,
             };
             let value = signature::level(combiner, &fields, &mut sigs[first..])?;
             sigs.truncate(first);
@@ -548,131 +548,114 @@ impl Decoder<'_> {
         })
     }
 
-    /// Puts the node's integer fields into the scratch as segments; returns
-    /// how many child types the combiner takes.
+    /// Puts the node's integer fields, in stream order (spec/external.md §6),
+    /// into the scratch as segments; returns how many child types the combiner takes.
     fn fields(&mut self, combiner: Combiner, c: &Contents, large: bool) -> Result<usize> {
-        field_segs(
-            self.local,
-            combiner,
-            c.arrays(),
-            large,
-            &mut self.scratch.segs,
-        )
-    }
-}
-
-/// A node's integer fields, in stream order (spec/external.md §6), as runs
-/// of `c`, the arguments of its constructor laid out as get_contents
-/// returns them; returns how many child types the combiner takes.
-fn field_segs(
-    local: &Local,
-    combiner: Combiner,
-    c: Arrays,
-    large: bool,
-    f: &mut Vec<Seg>,
-) -> Result<usize> {
-    let l = &local.constants;
-    f.clear();
-    let mut a = Args::new(c.ints, c.addrs, c.counts, large);
-    let children = match combiner {
-        Combiner::Named => unreachable!("written by the caller"),
-        Combiner::F90Real | Combiner::F90Complex => {
-            f.push(Seg::One(undefined(a.int()?, l.undefined)));
-            f.push(Seg::One(undefined(a.int()?, l.undefined)));
-            0
-        }
-        Combiner::F90Integer => {
-            f.push(Seg::One(undefined(a.int()?, l.undefined)));
-            0
-        }
-        Combiner::Dup => 1,
-        Combiner::Contiguous => {
-            f.push(Seg::One(a.cnt()?));
-            1
-        }
-        Combiner::Vector => {
-            f.extend([Seg::One(a.cnt()?), Seg::One(a.cnt()?), Seg::One(a.cnt()?)]);
-            1
-        }
-        Combiner::Hvector | Combiner::HvectorInteger => {
-            f.extend([Seg::One(a.cnt()?), Seg::One(a.cnt()?), Seg::One(a.addr()?)]);
-            1
-        }
-        Combiner::Indexed => {
-            let n = a.len()?;
-            f.push(Seg::One(n as i64));
-            a.cnts(n, f)?;
-            a.cnts(n, f)?;
-            1
-        }
-        Combiner::Hindexed
-        | Combiner::HindexedInteger
-        | Combiner::Struct
-        | Combiner::StructInteger => {
-            let n = a.len()?;
-            f.push(Seg::One(n as i64));
-            a.cnts(n, f)?;
-            a.addrs(n, f)?;
-            if matches!(combiner, Combiner::Struct | Combiner::StructInteger) {
-                n
-            } else {
+        let local: &'static Local = self.local;
+        let l = &local.constants;
+        let f = &mut self.scratch.segs;
+        f.clear();
+        let mut a = Args::new(&c.ints, &c.addrs, &c.counts, large);
+        let children = match combiner {
+            Combiner::Named => unreachable!("written by the caller"),
+            Combiner::F90Real | Combiner::F90Complex => {
+                f.push(Seg::One(undefined(a.int()?, l.undefined)));
+                f.push(Seg::One(undefined(a.int()?, l.undefined)));
+                0
+            }
+            Combiner::F90Integer => {
+                f.push(Seg::One(undefined(a.int()?, l.undefined)));
+                0
+            }
+            Combiner::Dup => 1,
+            Combiner::Contiguous => {
+                f.push(Seg::One(a.cnt()?));
                 1
             }
-        }
-        Combiner::IndexedBlock => {
-            let n = a.len()?;
-            f.extend([Seg::One(n as i64), Seg::One(a.cnt()?)]);
-            a.cnts(n, f)?;
-            1
-        }
-        Combiner::HindexedBlock => {
-            let n = a.len()?;
-            f.extend([Seg::One(n as i64), Seg::One(a.cnt()?)]);
-            a.addrs(n, f)?;
-            1
-        }
-        Combiner::Subarray => {
-            let n = a.int_len()?;
-            f.push(Seg::One(n as i64));
-            a.cnts(3 * n, f)?;
-            let order = order(l, a.int()?)?;
-            f.push(Seg::One(order as i64));
-            1
-        }
-        Combiner::Darray => {
-            f.extend([Seg::One(a.int()?), Seg::One(a.int()?)]);
-            let n = a.int_len()?;
-            f.push(Seg::One(n as i64));
-            a.cnts(n, f)?;
-            for _ in 0..n {
-                let d = distribution(l, a.int()?)?;
-                f.push(Seg::One(d as i64));
+            Combiner::Vector => {
+                f.extend([Seg::One(a.cnt()?), Seg::One(a.cnt()?), Seg::One(a.cnt()?)]);
+                1
             }
-            for _ in 0..n {
-                let d = a.int()?;
-                f.push(Seg::One(if d == l.distribute_dflt_darg as i64 {
-                    DFLT_DARG
+            Combiner::Hvector | Combiner::HvectorInteger => {
+                f.extend([Seg::One(a.cnt()?), Seg::One(a.cnt()?), Seg::One(a.addr()?)]);
+                1
+            }
+            Combiner::Indexed => {
+                let n = a.len()?;
+                f.push(Seg::One(n as i64));
+                a.cnts(n, f)?;
+                a.cnts(n, f)?;
+                1
+            }
+            Combiner::Hindexed
+            | Combiner::HindexedInteger
+            | Combiner::Struct
+            | Combiner::StructInteger => {
+                let n = a.len()?;
+                f.push(Seg::One(n as i64));
+                a.cnts(n, f)?;
+                a.addrs(n, f)?;
+                if matches!(combiner, Combiner::Struct | Combiner::StructInteger) {
+                    n
                 } else {
-                    d
-                }));
+                    1
+                }
             }
-            for _ in 0..n {
-                f.push(Seg::One(a.int()?));
+            Combiner::IndexedBlock => {
+                let n = a.len()?;
+                f.extend([Seg::One(n as i64), Seg::One(a.cnt()?)]);
+                a.cnts(n, f)?;
+                1
             }
-            let order = order(l, a.int()?)?;
-            f.push(Seg::One(order as i64));
-            1
+            Combiner::HindexedBlock => {
+                let n = a.len()?;
+                f.extend([Seg::One(n as i64), Seg::One(a.cnt()?)]);
+                a.addrs(n, f)?;
+                1
+            }
+            Combiner::Subarray => {
+                let n = a.int_len()?;
+                f.push(Seg::One(n as i64));
+                a.cnts(3 * n, f)?;
+                let order = order(l, a.int()?)?;
+                f.push(Seg::One(order as i64));
+                1
+            }
+            Combiner::Darray => {
+                f.extend([Seg::One(a.int()?), Seg::One(a.int()?)]);
+                let n = a.int_len()?;
+                f.push(Seg::One(n as i64));
+                a.cnts(n, f)?;
+                for _ in 0..n {
+                    let d = distribution(l, a.int()?)?;
+                    f.push(Seg::One(d as i64));
+                }
+                for _ in 0..n {
+                    let d = a.int()?;
+                    f.push(Seg::One(if d == l.distribute_dflt_darg as i64 {
+                        DFLT_DARG
+                    } else {
+                        d
+                    }));
+                }
+                for _ in 0..n {
+                    f.push(Seg::One(a.int()?));
+                }
+                let order = order(l, a.int()?)?;
+                f.push(Seg::One(order as i64));
+                1
+            }
+            Combiner::Resized => {
+                f.extend([Seg::One(a.addr()?), Seg::One(a.addr()?)]);
+                1
+            }
+            Combiner::ValueIndex => 2,
+        };
+        if !a.done() {
+            return Err(layout(combiner));
         }
-        Combiner::Resized => {
-            f.extend([Seg::One(a.addr()?), Seg::One(a.addr()?)]);
-            1
-        }
-        Combiner::ValueIndex => 2,
-    };
-    if !a.done() {
-        return Err(layout(combiner));
+        Ok(children)
     }
-    Ok(children)
 }
 
 /// The user-set name, into `buf`; its length (0: none).

@@ -3,10 +3,9 @@
 //! its fields, as they go into the stream, and its children's values, by
 //! the same rules as `signature::fold` applies to a tree.
 
-use super::{Field, Seg};
+use super::{Contents, Field, Seg};
 use crate::codes::{Combiner, Distribution, Predefined, PREDEFINED};
 use crate::error::{Error, Result};
-use crate::mpi::Arrays;
 use crate::signature::darray::Darray;
 use crate::signature::fold::Factors;
 use crate::signature::{BasicType, Default64, SignatureMonoid};
@@ -37,7 +36,7 @@ pub(super) fn named(p: Predefined) -> Result<Default64> {
 /// A level's fields in stream order: runs over get_contents' arrays.
 pub(super) struct Fields<'a> {
     pub segs: &'a [Seg],
-    pub c: Arrays<'a>,
+    pub c: &'a Contents,
 }
 
 impl Fields<'_> {

@@ -8,7 +8,7 @@ mod write;
 
 pub use read::{read, read_nodes};
 
-pub(crate) use write::int_fields;
+pub use write::int_fields;
 pub use write::write;
 
 /// "MXDT": the first word of every external stream.

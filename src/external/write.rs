@@ -74,7 +74,7 @@ fn node(n: &Node, out: &mut Vec<u8>) {
 }
 
 /// The node's integer fields in stream order (spec/external.md, "Payloads").
-pub(crate) fn int_fields(n: &Node) -> Vec<i64> {
+pub fn int_fields(n: &Node) -> Vec<i64> {
     match &n.kind {
         Kind::Named(_) | Kind::Dup(_) | Kind::ValueIndex { .. } => vec![],
         Kind::F90Real { p, r } | Kind::F90Complex { p, r } => vec![*p, *r],

@@ -333,25 +333,6 @@ pub struct Contents {
     pub types: Vec<Datatype>,
 }
 
-impl Contents {
-    pub fn arrays(&self) -> Arrays<'_> {
-        Arrays {
-            ints: &self.ints,
-            addrs: &self.addrs,
-            counts: &self.counts,
-        }
-    }
-}
-
-/// A constructor's integer arguments laid out as get_contents returns
-/// them, borrowed (from a `Contents`, or from a reader's buffers).
-#[derive(Clone, Copy)]
-pub struct Arrays<'a> {
-    pub ints: &'a [c_int],
-    pub addrs: &'a [MPI_Aint],
-    pub counts: &'a [MPI_Count],
-}
-
 /// Fills `out` with the contents of a derived datatype. The handles in
 /// `out.types` are new references the caller must free (unless predefined).
 pub fn contents(t: Datatype, env: &Envelope, out: &mut Contents) -> Result<()> {
