@@ -125,6 +125,9 @@ pub(crate) struct Entry {
     /// plan (two first marshals racing keep the first plan stored).
     plans: [OnceLock<Plan>; 2],
     signature: Mutex<Signature>,
+    /// The type is a RESIZED level unmarshal added to restore the recorded
+    /// bounds of the level below it (marshalled with FLAG_CORRECTION).
+    correction: bool,
 }
 
 /// A type's signature figures, as far as they were asked for.
@@ -250,6 +253,21 @@ pub(crate) fn store(t: Datatype, entry: Option<&Entry>, enc: Encoding, plan: Pla
         }
     }
     Ok(())
+}
+
+/// Whether `t` is an extent correction unmarshal made (`mark_correction`).
+pub(crate) fn is_correction(t: Datatype) -> Result<bool> {
+    Ok(entry(t)?.is_some_and(|e| e.correction))
+}
+
+/// Marks `t`, a RESIZED type just built (with no entry yet), as an
+/// extent correction.
+pub(crate) fn mark_correction(t: Datatype) -> Result<()> {
+    let e = Box::new(Entry {
+        correction: true,
+        ..Entry::default()
+    });
+    attach_entry(t, e).map(|_| ())
 }
 
 /// `t`'s entry, attached now if it had none; None if the library has no

@@ -13,12 +13,16 @@
 //! step calls its constructor on the handles the steps before it built. As
 //! on the tree path, nothing is built until every check has passed.
 //!
-//! It covers the common streams: nodes without the WIDE, LARGE or ATTRS
-//! flags, of the combiners DUP, CONTIGUOUS, VECTOR, HVECTOR, INDEXED,
-//! HINDEXED, INDEXED_BLOCK, HINDEXED_BLOCK, STRUCT and RESIZED, over
-//! predefined types this MPI defines. For anything else, and for any
+//! It covers the common streams: nodes without the WIDE, LARGE, ATTRS or
+//! CORRECTION flags, of the combiners DUP, CONTIGUOUS, VECTOR, HVECTOR,
+//! INDEXED, HINDEXED, INDEXED_BLOCK, HINDEXED_BLOCK, STRUCT and RESIZED,
+//! over predefined types this MPI defines. For anything else, and for any
 //! stream it finds wrong, it answers None and the caller takes the tree
 //! path (`read` + `encode`), which builds the rest and words every error.
+//! A level whose recorded bounds (BOUNDS) the local MPI does not
+//! reproduce, with shared and then with distinct struct members as on the
+//! tree path, is also left to the tree path, which restores them with a
+//! correction: what was built is freed and the answer is None.
 //! So this path must never be laxer than the tree path: it accepts a
 //! stream only when `read` accepts it and `encode` would make the same
 //! calls. `tests/direct.rs` and the fuzz targets check that.
@@ -26,11 +30,11 @@
 use crate::codes::{Combiner, Predefined};
 use crate::decode;
 use crate::error::Error;
-use crate::external::{Encoding, FLAG_NAME};
+use crate::external::{Encoding, FLAG_BOUNDS, FLAG_NAME};
 use crate::mpi::{self, Datatype, Local, MPI_Aint};
 use crate::scratch::with_buffer;
 use crate::signature::{Default64, SignatureMonoid};
-use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
+use crate::tree::{records_bounds, MAX_DEPTH, MAX_NAME_LEN};
 use mpi_sys as ffi;
 use std::os::raw::c_int;
 
@@ -46,17 +50,31 @@ pub(crate) fn unmarshal(
 ) -> Option<Result<Datatype, Box<Error>>> {
     let local = mpi::local();
     with_buffer(&PROGRAM, |program| {
-        program.clear();
-        let compiled = Compiler {
-            bytes,
-            pos: start,
-            enc,
-            local,
-            hashing: hash.is_some(),
-            p: &mut *program,
+        // A struct of equal members is built on one shared handle first,
+        // as `encode` builds it; if the MPI then pads it otherwise than
+        // recorded, on one handle per member, as `encode` then does.
+        let mut built = None;
+        for share in [true, false] {
+            program.clear();
+            let compiled = Compiler {
+                bytes,
+                pos: start,
+                enc,
+                local,
+                hashing: hash.is_some(),
+                share,
+                p: &mut *program,
+            }
+            .stream(hash);
+            if compiled.is_none() {
+                break;
+            }
+            let shared = program.steps.iter().any(|s| s.shared);
+            built = program.run(local, bytes).transpose();
+            if built.is_some() || !shared {
+                break;
+            }
         }
-        .stream(hash);
-        let built = compiled.map(|()| program.run(local, bytes));
         program.trim();
         built
     })
@@ -92,6 +110,11 @@ struct Step {
     /// How many times the old type's signature repeats in this one's (all
     /// but STRUCT; `signature::fold`'s k).
     repeats: u64,
+    /// Its recorded bounds are the last two of its `addrs`.
+    bounded: bool,
+    /// A struct whose members are all one subtree, built once: its one
+    /// child's handle stands for every member.
+    shared: bool,
     /// Its arguments in `Program::ints` and `Program::addrs`.
     ints: Span,
     addrs: Span,
@@ -138,15 +161,16 @@ impl Program {
         }
     }
 
-    /// Runs the steps; the root's handle. On error, frees every handle
-    /// built. (Errors are boxed: a small result keeps the hot path's
-    /// returns in registers.)
-    fn run(&mut self, local: &Local, bytes: &[u8]) -> Result<Datatype, Box<Error>> {
+    /// Runs the steps; the root's handle, or None (and nothing kept) when
+    /// a level does not have its recorded bounds. On error, frees every
+    /// handle built. (Errors are boxed: a small result keeps the hot
+    /// path's returns in registers.)
+    fn run(&mut self, local: &Local, bytes: &[u8]) -> Result<Option<Datatype>, Box<Error>> {
         let (mut handles, mut built) = (
             std::mem::take(&mut self.handles),
             std::mem::take(&mut self.built),
         );
-        let mut result = Ok(());
+        let mut result = Ok(true);
         for s in &self.steps {
             if s.combiner == Combiner::Named {
                 handles.push(s.handle);
@@ -155,10 +179,28 @@ impl Program {
             }
             let first = handles.len() - s.children as usize;
             let (ints, addrs) = (&self.ints[s.ints.range()], &self.addrs[s.addrs.range()]);
-            let made = construct(local, s.combiner, ints, addrs, &handles[first..]);
+            let made = if s.shared {
+                let members = vec![handles[first]; ints[0] as usize];
+                construct(local, s.combiner, ints, addrs, &members)
+            } else {
+                construct(local, s.combiner, ints, addrs, &handles[first..])
+            };
             release(&handles[first..], &built[first..]);
             handles.truncate(first);
             built.truncate(first);
+            if s.bounded {
+                if let Ok(t) = made {
+                    let want = &addrs[addrs.len() - 2..];
+                    match mpi::extent(t) {
+                        Ok((lb, extent)) if (lb, extent) == (want[0], want[1]) => {}
+                        other => {
+                            release(&[t], &[true]);
+                            result = other.map(|_| false).map_err(Box::new);
+                            break;
+                        }
+                    }
+                }
+            }
             let made = made.and_then(|t| {
                 if s.name.len > 0 {
                     if let Err(e) = mpi::set_name(t, &bytes[s.name.range()]) {
@@ -180,7 +222,11 @@ impl Program {
             }
         }
         let root = match result {
-            Ok(()) => Ok(handles.pop().expect("the root's step ran last")),
+            Ok(true) => Ok(Some(handles.pop().expect("the root's step ran last"))),
+            Ok(false) => {
+                release(&handles, &built);
+                Ok(None)
+            }
             Err(e) => {
                 release(&handles, &built);
                 Err(e)
@@ -210,6 +256,8 @@ struct Compiler<'a> {
     local: &'static Local,
     /// Whether signature values are computed (external streams).
     hashing: bool,
+    /// Whether a struct of equal derived members is built on one handle.
+    share: bool,
     p: &'a mut Program,
 }
 
@@ -280,17 +328,24 @@ impl<'a> Compiler<'a> {
                 handle,
                 children: 0,
                 repeats: 1,
+                bounded: false,
+                shared: false,
                 ints: Span::default(),
                 addrs: Span::default(),
                 name: Span::default(),
             });
             return Some(());
         }
-        // WIDE, LARGE, ATTRS and unknown flags are the tree path's.
-        if word & !(0xffff | FLAG_NAME) != 0 {
+        // WIDE, LARGE, ATTRS, CORRECTION and unknown flags are the tree
+        // path's.
+        if word & !(0xffff | FLAG_NAME | FLAG_BOUNDS) != 0 {
             return None;
         }
         let combiner = Combiner::from_code(code)?;
+        let bounded = word & FLAG_BOUNDS != 0;
+        if bounded && !records_bounds(combiner) {
+            return None;
+        }
         let name = if word & FLAG_NAME != 0 {
             self.name()?
         } else {
@@ -298,32 +353,78 @@ impl<'a> Compiler<'a> {
         };
         let (ints, addrs) = (self.p.ints.len(), self.p.addrs.len());
         let (children, repeats) = self.fields(combiner)?;
+        if bounded {
+            let (lb, extent) = (self.int()?, self.int()?);
+            self.p.addrs.extend([lb as MPI_Aint, extent as MPI_Aint]);
+        }
         let children = children as u32;
         let step = Step {
             combiner,
             handle: self.local.datatype_null(),
             children,
             repeats,
+            bounded,
+            shared: false,
             ints: Span::new(ints, self.p.ints.len()),
             addrs: Span::new(addrs, self.p.addrs.len()),
             name,
         };
-        for _ in 0..children {
+        let mut step = step;
+        let members = children;
+        for i in 0..children {
+            let at = self.pos;
             self.node(depth + 1)?;
+            if i == 0 && self.share && combiner == Combiner::Struct && children > 1 {
+                step.shared = self.same_members(at, children - 1);
+                if step.shared {
+                    step.children = 1;
+                    break;
+                }
+            }
         }
         if self.hashing {
-            self.hash(&step);
+            self.hash(&step, members);
         }
         self.p.steps.push(step);
         Some(())
     }
 
+    /// Whether the `more` members after the derived struct member that
+    /// spans `at..self.pos` are the same subtree (the same bytes: every
+    /// tree has one encoding); if so they are skipped, and the struct is
+    /// built on one member handle, as `encode` builds it.
+    fn same_members(&mut self, at: usize, more: u32) -> bool {
+        let len = self.pos - at;
+        if len == 4 {
+            return false; // a NAMED member: one handle anyway
+        }
+        let bytes: &'a [u8] = self.bytes;
+        let member = &bytes[at..self.pos];
+        let end = (more as usize)
+            .checked_mul(len)
+            .and_then(|n| n.checked_add(self.pos));
+        let Some(rest) = end.and_then(|end| bytes.get(self.pos..end)) else {
+            return false;
+        };
+        if !rest.chunks_exact(len).all(|m| m == member) {
+            return false;
+        }
+        self.pos += rest.len();
+        if self.hashing {
+            let value = *self.p.sigs.last().expect("the member's value");
+            self.p
+                .sigs
+                .extend(std::iter::repeat(value).take(more as usize));
+        }
+        true
+    }
+
     /// Replaces the children's signature values with the node's, by the
     /// rules of `signature::fold` (the decoder's too: a stream whose hash
     /// differs is left to the tree path, so tests/direct.rs sees it).
-    fn hash(&mut self, step: &Step) {
+    fn hash(&mut self, step: &Step, members: u32) {
         let p = &mut *self.p;
-        let first = p.sigs.len() - step.children as usize;
+        let first = p.sigs.len() - members as usize;
         let value = if step.combiner == Combiner::Struct {
             let blocklengths = &p.ints[step.ints.range()][1..];
             struct_value(blocklengths, &p.sigs[first..])

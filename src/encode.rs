@@ -6,11 +6,12 @@
 //! far is freed.
 
 use crate::attributes::{self, Registry};
+use crate::cache;
 use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
 use crate::mpi::{self, check, shim, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
-use crate::tree::{self, Failure, Kind, Node};
+use crate::tree::{self, Bounds, Failure, Kind, Node};
 use mpi_sys as ffi;
 use std::ffi::CStr;
 use std::os::raw::c_int;
@@ -236,11 +237,20 @@ impl Builder<'_> {
     fn build_derived(&mut self, node: &Node, base: usize) -> Result<Built> {
         let rewrite_markers = matches!(node.kind, Kind::Struct { .. })
             && self.local.datatype(Predefined::LB).is_none();
-        for child in node.children() {
+        // A struct whose members are all one subtree is built on one
+        // handle, as its writer most likely had it: MPICH pads a struct's
+        // extent only when its members are not all the same handle.
+        let shared = shared_members(node);
+        for (i, child) in node.children().iter().enumerate() {
             let built = if rewrite_markers && matches!(child.kind, Kind::Named(p) if p.is_marker())
             {
                 Built {
                     handle: self.local.datatype_null(),
+                    derived: false,
+                }
+            } else if shared && i > 0 {
+                Built {
+                    handle: self.buffers.kids[base],
                     derived: false,
                 }
             } else {
@@ -249,32 +259,111 @@ impl Builder<'_> {
             self.buffers.kids.push(built.handle);
             self.buffers.derived.push(built.derived);
         }
-        let kids = std::mem::take(&mut self.buffers.kids);
-        let handle = self.construct(node, &kids[base..]);
-        self.buffers.kids = kids;
-        let built = Built {
-            handle: handle?,
+        let mut built = Built {
+            handle: self.construct_here(node, base)?,
             derived: true,
         };
-        let named = match &node.name {
-            Some(name) => mpi::set_name(built.handle, name),
-            None => Ok(()),
-        };
-        // Attributes are set last; freeing the type on error runs the
-        // delete callbacks of those already set.
-        let finished = named.and_then(|()| {
-            attributes::apply(
-                self.keyvals.as_ref(),
-                self.typerep,
-                built.handle,
-                &node.attrs,
-            )
-        });
+        if let Some(recorded) = node.bounds {
+            built = self.restore_bounds(node, base, built, recorded, shared)?;
+        }
+        let finished = self.finish(node, built.handle);
         if let Err(e) = finished {
             built.release();
             return Err(e);
         }
         Ok(built)
+    }
+
+    /// The node's constructor on the children at `base..` of the stack.
+    fn construct_here(&mut self, node: &Node, base: usize) -> Result<Datatype> {
+        let kids = std::mem::take(&mut self.buffers.kids);
+        let handle = self.construct(node, &kids[base..]);
+        self.buffers.kids = kids;
+        handle
+    }
+
+    /// Gives `built` the bounds its writer recorded (spec/external.md §10,
+    /// S4). Where the local MPI computed others: a struct built on one
+    /// shared member handle is built again on distinct ones (the writer's
+    /// members were equal but distinct handles); where that does not
+    /// help, the result is resized to the recorded bounds and marked as
+    /// an extent correction. On error `built` is freed.
+    fn restore_bounds(
+        &mut self,
+        node: &Node,
+        base: usize,
+        mut built: Built,
+        recorded: Bounds,
+        shared: bool,
+    ) -> Result<Built> {
+        let bounds_of = |t: Datatype| mpi::extent(t).map(|(lb, extent)| Bounds { lb, extent });
+        let mut local = match bounds_of(built.handle) {
+            Ok(b) => b,
+            Err(e) => {
+                built.release();
+                return Err(e);
+            }
+        };
+        if local == recorded {
+            return Ok(built);
+        }
+        if shared {
+            built.release();
+            for (i, child) in node.children().iter().enumerate().skip(1) {
+                let b = self.build(child)?;
+                self.buffers.kids[base + i] = b.handle;
+                self.buffers.derived[base + i] = b.derived;
+            }
+            built = Built {
+                handle: self.construct_here(node, base)?,
+                derived: true,
+            };
+            local = match bounds_of(built.handle) {
+                Ok(b) => b,
+                Err(e) => {
+                    built.release();
+                    return Err(e);
+                }
+            };
+            if local == recorded {
+                return Ok(built);
+            }
+        }
+        let mut out = self.local.datatype_null();
+        // SAFETY: built.handle is live; out is a local. The bounds fit
+        // MPI_Aint (validate: lb + extent does not overflow 64 bits).
+        let rc = unsafe {
+            ffi::MPI_Type_create_resized(
+                built.handle,
+                recorded.lb as MPI_Aint,
+                recorded.extent as MPI_Aint,
+                &mut out,
+            )
+        };
+        built.release();
+        check(rc, "MPI_Type_create_resized")?;
+        let corrected = Built {
+            handle: out,
+            derived: true,
+        };
+        if let Err(e) = cache::mark_correction(corrected.handle) {
+            corrected.release();
+            return Err(e);
+        }
+        Ok(corrected)
+    }
+
+    /// Names a built level, marks it when the node is an extent
+    /// correction, and sets its attributes (last: freeing the type on
+    /// error runs the delete callbacks of those already set).
+    fn finish(&self, node: &Node, t: Datatype) -> Result<()> {
+        if let Some(name) = &node.name {
+            mpi::set_name(t, name)?;
+        }
+        if node.correction {
+            cache::mark_correction(t)?;
+        }
+        attributes::apply(self.keyvals.as_ref(), self.typerep, t, &node.attrs)
     }
 
     fn f90(&self, node: &Node) -> Result<Option<Datatype>> {
@@ -724,6 +813,19 @@ impl Builder<'_> {
         inner.release();
         check(rc, "MPI_Type_create_resized")?;
         Ok(out)
+    }
+}
+
+/// Whether `node` is a struct of two or more members that are all the
+/// same derived subtree (names and attributes included).
+fn shared_members(node: &Node) -> bool {
+    match &node.kind {
+        Kind::Struct { types, .. } => {
+            types.len() > 1
+                && !types[0].is_predefined()
+                && types[1..].iter().all(|t| t == &types[0])
+        }
+        _ => false,
     }
 }
 

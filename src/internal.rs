@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 /// byte order sees "IDXM".
 pub const MAGIC: u32 = 0x4d58_4449;
 /// The internal format's version.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 pub const HEADER_LEN: usize = 8;
 
 /// magic (4, native order), version (1), pointer size (1), build id (2).

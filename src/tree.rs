@@ -31,6 +31,44 @@ pub struct Node {
     /// Marshalled attributes (registered keyvals), sorted by canonical
     /// name; empty for predefined types.
     pub attrs: Vec<Attribute>,
+    /// The lower bound and extent the writer's MPI reported for this level
+    /// (spec/external.md §5.6): kept on the constructors whose extent MPI
+    /// derives with an implementation-defined alignment pad
+    /// ([`records_bounds`]), None elsewhere and in trees built by hand. A
+    /// rebuilt type has these bounds at every level that records them.
+    pub bounds: Option<Bounds>,
+    /// A RESIZED level that unmarshal added around the level below it to
+    /// restore that level's recorded bounds, where the local MPI computed
+    /// others (spec/external.md §10, S4): the typemap is the original's,
+    /// the constructor tree has this extra level.
+    pub correction: bool,
+}
+
+/// A level's lower bound and extent, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Bounds {
+    pub lb: i64,
+    pub extent: i64,
+}
+
+/// Whether a combiner's nodes record their bounds: the constructors that
+/// place their old types at byte displacements, where an MPI may round the
+/// extent up to the members' alignment (MPI-4.1 §5.1.1's epsilon) by rules
+/// of its own: MPICH pads a struct only when its members are not all one
+/// handle, Open MPI pads hvectors and hindexed types too. Every other
+/// constructor's extent follows from its arguments and its children's
+/// extents alone.
+pub fn records_bounds(c: Combiner) -> bool {
+    matches!(
+        c,
+        Combiner::Hvector
+            | Combiner::HvectorInteger
+            | Combiner::Hindexed
+            | Combiner::HindexedInteger
+            | Combiner::HindexedBlock
+            | Combiner::Struct
+            | Combiner::StructInteger
+    )
 }
 
 /// One attribute: the keyval's canonical name and the opaque bytes its
@@ -144,6 +182,8 @@ impl Node {
             large: false,
             kind,
             attrs: Vec::new(),
+            bounds: None,
+            correction: false,
         }
     }
 
@@ -335,6 +375,20 @@ fn check_node(node: &Node) -> Result<()> {
     }
     if node.large && !supports_large(node.combiner()) {
         return fail("this combiner has no large-count constructor".into());
+    }
+    if node.bounds.is_some() && !records_bounds(node.combiner()) {
+        return fail("this combiner records no bounds".into());
+    }
+    if let Some(b) = node.bounds {
+        if b.lb.checked_add(b.extent).is_none() {
+            return fail(format!(
+                "recorded lower bound {} and extent {} overflow 64 bits",
+                b.lb, b.extent
+            ));
+        }
+    }
+    if node.correction && node.combiner() != Combiner::Resized {
+        return fail("only a RESIZED level can be an extent correction".into());
     }
     // Classic constructors take C int counts; large ones MPI_Count.
     let int_max = if node.large {

@@ -28,6 +28,38 @@ fn fnv(bytes: &[u8]) -> u64 {
     })
 }
 
+/// Whether the type moves a long double. MPICH 4.0 packs a long double
+/// inside a non-contiguous type as its 10 bytes of data and leaves the 6
+/// padding bytes of the output as they were, where Open MPI copies all 16
+/// bytes from the source: the same typemap packs to other bytes on the two
+/// MPIs, so such packed bytes are compared only within one MPI.
+fn holds_long_double(n: &mpix_marshal::tree::Node) -> bool {
+    use mpix_marshal::tree::Kind;
+    match n.kind {
+        Kind::Named(p) => matches!(p.0, 0x220 | 0x224 | 0x225 | 0x22d),
+        _ => n.children().iter().any(holds_long_double),
+    }
+}
+
+/// Whether some level of the writer's tree recorded other bounds than the
+/// same level of the type built here: the two MPIs pad that level
+/// differently (spec/external.md §5.6).
+fn pads_otherwise(written: &mpix_marshal::tree::Node, here: &mpix_marshal::tree::Node) -> bool {
+    let differ = matches!((written.bounds, here.bounds), (Some(a), Some(b)) if a != b);
+    differ
+        || written
+            .children()
+            .iter()
+            .zip(here.children())
+            .any(|(a, b)| pads_otherwise(a, b))
+}
+
+/// `observables` without the packed bytes' hashes.
+fn geometry_of(obs: &str) -> &str {
+    let end = obs.match_indices(' ').nth(4).map_or(obs.len(), |(i, _)| i);
+    &obs[..end]
+}
+
 fn observables(t: mpix_marshal::mpi::Datatype) -> String {
     let g = mpix_marshal::mpi::geometry(t).unwrap();
     let mut s = format!(
@@ -73,6 +105,8 @@ fn streams_cross_between_implementations() {
     }
     let mut read = 0;
     let mut same_tree = 0;
+    let mut long_double = 0;
+    let mut padded_otherwise = Vec::new();
     for dir in dirs {
         let mut files: Vec<_> = fs::read_dir(&dir)
             .unwrap()
@@ -87,14 +121,38 @@ fn streams_cross_between_implementations() {
             let obs = fs::read_to_string(path.with_extension("obs")).unwrap();
             let (name, want) = obs.trim_end().split_once('\n').unwrap();
             let what = format!("{} ({})", name, dir.display());
+            let peer = dir != mine;
             match unmarshal(Representation::External, &bytes) {
                 Ok(t) => {
-                    assert_eq!(observables(t), want, "{what}: observables differ");
+                    // The writer's size, bounds and true bounds, always: a
+                    // rebuilt type keeps its writer's extent (§5.6); and
+                    // its packed bytes, but for long doubles across MPIs.
+                    let got = observables(t);
+                    if peer && holds_long_double(&type_tree(t).unwrap()) {
+                        assert_eq!(
+                            geometry_of(&got),
+                            geometry_of(want),
+                            "{what}: geometry differs"
+                        );
+                        long_double += 1;
+                    } else {
+                        assert_eq!(got, want, "{what}: observables differ");
+                    }
                     // The rebuilt type has the typemap of the same type built
-                    // here, and for most the same constructors and names too.
+                    // here, where the two MPIs build the type alike (not so
+                    // where they pad an extent differently), and for most
+                    // the same constructors and names too.
                     if let Some(local) = corpus.iter().find(|c| c.name == name) {
-                        let c = compare(t, local.datatype, Level::Typemap).unwrap();
-                        assert!(c.is_equal(), "{what}: {}", c.explanation);
+                        let written = mpix_marshal::read(Representation::External, &bytes).unwrap();
+                        if pads_otherwise(&written, &type_tree(local.datatype).unwrap()) {
+                            // Rebuilt with corrections, which the typemap
+                            // level sees as explicit bounds (resized levels).
+                            assert!(peer, "{what}: this MPI built other bounds");
+                            padded_otherwise.push(name.to_string());
+                        } else {
+                            let c = compare(t, local.datatype, Level::Typemap).unwrap();
+                            assert!(c.is_equal(), "{what}: {}", c.explanation);
+                        }
                         if compare(t, local.datatype, Level::Names).unwrap().is_equal() {
                             same_tree += 1;
                         }
@@ -118,9 +176,16 @@ fn streams_cross_between_implementations() {
         }
     }
     assert!(read >= 40, "only {read} streams were read back");
-    println!("{read} streams read back; {same_tree} rebuilt with the local tree and names");
+    println!(
+        "{read} streams read back; {same_tree} rebuilt with the local tree and names; \
+         {long_double} peer long-double types compared by geometry only; \
+         built with another extent here, kept the writer's: {padded_otherwise:?}"
+    );
+    // The types the two MPIs pad differently rebuild with corrections:
+    // another tree by design.
+    let comparable = read - padded_otherwise.len();
     assert!(
-        same_tree * 10 >= read * 9,
-        "only {same_tree} of {read} have the local tree"
+        same_tree * 10 >= comparable * 9,
+        "only {same_tree} of {comparable} have the local tree"
     );
 }

@@ -121,7 +121,11 @@ fn covered(node: &Node) -> bool {
         ),
     };
     let narrow = int_fields(node).iter().all(|&v| i32::try_from(v).is_ok());
-    own && narrow && !node.large && node.attrs.is_empty() && node.children().iter().all(covered)
+    own && narrow
+        && !node.large
+        && !node.correction
+        && node.attrs.is_empty()
+        && node.children().iter().all(covered)
 }
 
 /// The direct path takes exactly the streams it is meant to cover.

@@ -28,6 +28,11 @@ fn cases() -> Vec<(&'static str, &'static str, Datatype)> {
             "11.5",
             resized(named("MPI_INT"), -8, 1 << 32),
         ),
+        (
+            "struct_int_double.mxdt",
+            "11.6",
+            structure(&[1, 1], &[0, 8], &[named("MPI_INT"), named("MPI_DOUBLE")]),
+        ),
     ]
 }
 

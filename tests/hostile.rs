@@ -76,12 +76,15 @@ fn single_byte_corruptions_never_crash() {
 }
 
 const ATTRS: u32 = 1 << 19;
+const WIDE: u32 = external::FLAG_WIDE;
+const BOUNDS: u32 = external::FLAG_BOUNDS;
+const CORRECTION: u32 = external::FLAG_CORRECTION;
 /// A NAMED node for MPI_INT: code 0x209 in the high half of the word.
 const INT: u32 = 0x0209_0065;
 
 fn words(w: &[u32]) -> Vec<u8> {
     let mut bytes: Vec<u8> = w.iter().flat_map(|x| x.to_be_bytes()).collect();
-    // A stream with a version-2 header gets the hash of its tree, so that
+    // A stream with this version's header gets the hash of its tree, so that
     // each case fails for its own reason, not for the hash.
     if w.len() >= 3 && w[0] == MAGIC && w[1..3] == [VERSION << 29, 0] {
         let hash = external::read_nodes(&bytes, external::HEADER_LEN, Encoding::Xdr)
@@ -103,7 +106,12 @@ fn hostile_streams_get_precise_errors() {
             vec![0x89504e47, VERSION << 29, 0, INT],
             "not an mpix-marshal",
         ),
-        ("future version", vec![MAGIC, 3 << 29, 0, INT], "version 3"),
+        ("future version", vec![MAGIC, 4 << 29, 0, INT], "version 4"),
+        (
+            "version 2",
+            vec![MAGIC, 2 << 29, 0, INT],
+            "version 2 streams do not record the bounds",
+        ),
         ("older version", vec![MAGIC, 1 << 16, INT], "version 1"),
         (
             "hash out of range",
@@ -132,8 +140,54 @@ fn hostile_streams_get_precise_errors() {
         ),
         (
             "unknown flag",
-            [&header[..], &[103 | 1 << 20, 1, INT]].concat(),
+            [&header[..], &[103 | 1 << 22, 1, INT]].concat(),
             "unknown node flags",
+        ),
+        (
+            "bounds on a contiguous",
+            [&header[..], &[103 | BOUNDS, 1, 0, 4, INT]].concat(),
+            "MPI_COMBINER_CONTIGUOUS records no bounds",
+        ),
+        (
+            "a struct as a correction",
+            [&header[..], &[110 | CORRECTION, 1, 1, 0, INT]].concat(),
+            "cannot be an extent correction",
+        ),
+        (
+            "bounds cut short",
+            [&header[..], &[105 | BOUNDS, 1, 1, 0, 0]].concat(),
+            "a recorded extent",
+        ),
+        (
+            "bounds that are not canonical",
+            [
+                &header[..],
+                &[105 | BOUNDS | WIDE, 0, 1, 0, 1, 0, 0, 0, 0, 0, 4, INT],
+            ]
+            .concat(),
+            "the wide flag is set",
+        ),
+        (
+            "recorded bounds past 64 bits",
+            [
+                &header[..],
+                &[
+                    105 | BOUNDS | WIDE,
+                    0,
+                    1,
+                    0,
+                    1,
+                    0,
+                    0,
+                    0x7fff_ffff,
+                    0xffff_ffff,
+                    0,
+                    1,
+                    INT,
+                ],
+            ]
+            .concat(),
+            "overflow 64 bits",
         ),
         (
             "2^31 blocks in 40 bytes",

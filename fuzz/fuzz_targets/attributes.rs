@@ -107,6 +107,8 @@ fn build(input: &Input) -> Node {
             large: false,
             kind,
             attrs,
+            bounds: None,
+            correction: false,
         };
     }
     node

@@ -150,8 +150,24 @@ fn tree_difference(a: &Node, b: &Node, detail: Detail) -> Option<String> {
 
 fn tree_difference_at(a: &Node, b: &Node, detail: Detail, path: &mut String) -> Option<String> {
     let (ca, cb) = (a.combiner(), b.combiner());
-    if ca != cb || named(a) != named(b) {
-        return Some(format!("at {path}: {} vs {}", describe(a), describe(b)));
+    if ca != cb || named(a) != named(b) || a.correction != b.correction {
+        return Some(format!(
+            "at {path}: {} vs {}",
+            describe_level(a),
+            describe_level(b)
+        ));
+    }
+    if a.bounds != b.bounds {
+        let show = |n: &Node| match n.bounds {
+            Some(b) => format!("lower bound {} and extent {}", b.lb, b.extent),
+            None => "no recorded bounds".to_string(),
+        };
+        return Some(format!(
+            "at {path}: {} has {} vs {}",
+            ca.mpi_name(),
+            show(a),
+            show(b)
+        ));
     }
     if a.large != b.large {
         return Some(format!(
@@ -223,6 +239,27 @@ fn named(n: &Node) -> Option<Predefined> {
         Kind::Named(p) => Some(p),
         _ => None,
     }
+}
+
+/// `describe`, saying so when the level is an extent correction.
+fn describe_level(n: &Node) -> String {
+    if n.correction {
+        let inner = n.children().first().and_then(|c| c.bounds.map(|b| (c, b)));
+        return match inner {
+            Some((c, b)) => format!(
+                "MPI_COMBINER_RESIZED, an extent correction unmarshal added because this MPI \
+                 builds the {} below it with lower bound {} and extent {} \
+                 where its writer recorded others (the typemap is the original's)",
+                c.combiner().mpi_name(),
+                b.lb,
+                b.extent
+            ),
+            None => "MPI_COMBINER_RESIZED, an extent correction unmarshal added \
+                     (the typemap is the original's)"
+                .to_string(),
+        };
+    }
+    describe(n).to_string()
 }
 
 /// A predefined type's name, or a constructor's combiner.

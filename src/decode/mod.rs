@@ -11,12 +11,14 @@ use crate::attributes::{self, Registry};
 use crate::cache::{self, Head, Held, Plan};
 use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
-use crate::external::{self, Encoding, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
+use crate::external::{
+    self, Encoding, FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME, FLAG_WIDE,
+};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
 use crate::signature::Default64;
 use crate::sink::Sink;
-use crate::tree::{MAX_DEPTH, MAX_NAME_LEN};
+use crate::tree::{records_bounds, MAX_DEPTH, MAX_NAME_LEN};
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
@@ -376,9 +378,19 @@ impl Decoder<'_> {
         if nchildren != c.types.len() {
             return Err(layout(combiner));
         }
+        let mut word = combiner.code();
+        // The bounds this MPI computed, where another MPI (or this one,
+        // given other handles) could compute others (spec/external.md §5.6).
+        if records_bounds(combiner) {
+            let (lb, extent) = mpi::extent(t)?;
+            self.scratch.segs.extend([Seg::One(lb), Seg::One(extent)]);
+            word |= FLAG_BOUNDS;
+        }
+        if combiner == Combiner::Resized && cache::is_correction(t)? {
+            word |= FLAG_CORRECTION;
+        }
         // The node word, the name, the fields.
         let wide = self.any_wide(c);
-        let mut word = combiner.code();
         if wide {
             word |= FLAG_WIDE;
         }

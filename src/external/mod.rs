@@ -14,7 +14,7 @@ pub use write::write;
 /// "MXDT": the first word of every external stream.
 pub const MAGIC: u32 = 0x4d58_4454;
 /// The format version, in the top 3 bits of the header's hyper.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Header length in bytes: the magic word, then a hyper holding the version
 /// (top 3 bits) and the signature hash (low 61 bits).
 pub const HEADER_LEN: usize = 12;
@@ -53,7 +53,10 @@ pub const FLAG_NAME: u32 = 1 << 16;
 pub const FLAG_WIDE: u32 = 1 << 17;
 pub const FLAG_LARGE: u32 = 1 << 18;
 pub const FLAG_ATTRS: u32 = 1 << 19;
-const FLAGS_KNOWN: u32 = FLAG_NAME | FLAG_WIDE | FLAG_LARGE | FLAG_ATTRS;
+pub const FLAG_BOUNDS: u32 = 1 << 20;
+pub const FLAG_CORRECTION: u32 = 1 << 21;
+const FLAGS_KNOWN: u32 =
+    FLAG_NAME | FLAG_WIDE | FLAG_LARGE | FLAG_ATTRS | FLAG_BOUNDS | FLAG_CORRECTION;
 
 /// How the node grammar is written. The external representation is XDR;
 /// the internal one (`crate::internal`) has the same grammar in the

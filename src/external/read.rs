@@ -3,15 +3,16 @@
 //! than what the remaining input could describe.
 
 use super::{
-    Encoding, FLAGS_KNOWN, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE, HASH_AT, HEADER_LEN,
-    MAGIC, VERSION,
+    Encoding, FLAGS_KNOWN, FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME,
+    FLAG_WIDE, HASH_AT, HEADER_LEN, MAGIC, VERSION,
 };
 use crate::codes::{Combiner, Distribution, Order, Predefined};
 use crate::error::{Error, Result};
 use crate::scratch::with_buffer;
 use crate::signature::{self, default64, HashKind};
 use crate::tree::{
-    supports_large, validate, Attribute, Kind, Node, MAX_ATTR_NAME_LEN, MAX_DEPTH, MAX_NAME_LEN,
+    records_bounds, supports_large, validate, Attribute, Bounds, Kind, Node, MAX_ATTR_NAME_LEN,
+    MAX_DEPTH, MAX_NAME_LEN,
 };
 use xdr_codec::Unpack;
 
@@ -59,9 +60,17 @@ pub(super) fn header(bytes: &[u8]) -> Result<u64> {
     if version != VERSION {
         // Version 1 had a 32-bit version word, 0x00010000.
         let version = if high == 0x0001_0000 { 1 } else { version };
+        let why = if version == 2 {
+            ": version 2 streams do not record the bounds of byte-displaced levels, \
+             so their rebuilt extent could differ from the original's"
+        } else {
+            ""
+        };
         return Err(Error::corrupt(
             HASH_AT,
-            format!("unsupported format version {version} (this library reads version {VERSION})"),
+            format!(
+                "unsupported format version {version} (this library reads version {VERSION}){why}"
+            ),
         ));
     }
     let hash = u64::from(high & 0x1fff_ffff) << 32 | u64::from(low);
@@ -318,8 +327,8 @@ impl<'a> Reader<'a> {
     fn derived(&mut self, depth: usize) -> Result<Node> {
         self.head(depth)?;
         let h = self.heads.last().expect("pushed by head");
-        let (combiner, base, wide) = (h.combiner, h.fields, h.wide);
-        self.read_fields(combiner, wide)?;
+        let (combiner, base, wide, bounded) = (h.combiner, h.fields, h.wide, h.bounds);
+        self.read_fields(combiner, wide, bounded)?;
         // Most nodes have one child: it needs no vector of its own.
         let n = children(combiner, &self.fields[base..]);
         let mut kids = Kids::default();
@@ -384,6 +393,22 @@ impl<'a> Reader<'a> {
             flags & FLAG_LARGE != 0,
             flags & FLAG_ATTRS != 0,
         );
+        let (bounds, correction) = (flags & FLAG_BOUNDS != 0, flags & FLAG_CORRECTION != 0);
+        if bounds && !records_bounds(combiner) {
+            return Err(Error::corrupt(
+                at,
+                format!("{} records no bounds", combiner.mpi_name()),
+            ));
+        }
+        if correction && combiner != Combiner::Resized {
+            return Err(Error::corrupt(
+                at,
+                format!(
+                    "{} cannot be an extent correction (only RESIZED can)",
+                    combiner.mpi_name()
+                ),
+            ));
+        }
         let predefined = matches!(
             combiner,
             Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer
@@ -413,6 +438,8 @@ impl<'a> Reader<'a> {
             combiner,
             wide,
             large,
+            bounds,
+            correction,
             name,
             attrs,
             fields_at: self.pos,
@@ -425,10 +452,19 @@ impl<'a> Reader<'a> {
     /// `write::int_fields`), with array lengths checked against the input
     /// left and order and distribution codes checked where they stand.
     #[inline(never)]
-    fn read_fields(&mut self, combiner: Combiner, w: bool) -> Result<()> {
+    fn read_fields(&mut self, combiner: Combiner, w: bool, bounds: bool) -> Result<()> {
         // Appended to `self.fields`, which is taken while `self` reads.
         let mut f = std::mem::take(&mut self.fields);
-        let result = self.fields_into(combiner, w, &mut f);
+        let mut result = self.fields_into(combiner, w, &mut f);
+        if result.is_ok() && bounds {
+            result = (|| {
+                f.extend([
+                    self.int("a recorded lower bound", w)?,
+                    self.int("a recorded extent", w)?,
+                ]);
+                Ok(())
+            })();
+        }
         self.fields = f;
         result
     }
@@ -520,6 +556,9 @@ struct Head {
     combiner: Combiner,
     wide: bool,
     large: bool,
+    /// BOUNDS: the last two fields are the recorded lb and extent.
+    bounds: bool,
+    correction: bool,
     name: Option<Vec<u8>>,
     attrs: Vec<Attribute>,
     fields_at: usize,
@@ -550,8 +589,20 @@ fn children(c: Combiner, fields: &[i64]) -> usize {
 
 /// Builds the node from its parts, the inverse of `write::int_fields`.
 #[inline(never)]
-fn assemble(head: Head, f: &[i64], kids: Kids) -> Result<Node> {
+fn assemble(head: Head, all: &[i64], kids: Kids) -> Result<Node> {
     let c = head.combiner;
+    let (f, bounds) = if head.bounds {
+        let (f, b) = all.split_at(all.len() - 2);
+        (
+            f,
+            Some(Bounds {
+                lb: b[0],
+                extent: b[1],
+            }),
+        )
+    } else {
+        (all, None)
+    };
     let mut one = kids.one;
     let mut many = kids.many;
     let mut old = || one.take().expect("children() counted this child");
@@ -663,7 +714,7 @@ fn assemble(head: Head, f: &[i64], kids: Kids) -> Result<Node> {
         }
     };
     // One encoding per tree: WIDE exactly when a field needs 64 bits.
-    let needs_wide = f.iter().any(|&v| i32::try_from(v).is_err());
+    let needs_wide = all.iter().any(|&v| i32::try_from(v).is_err());
     if head.wide != needs_wide {
         return Err(Error::corrupt(
             head.fields_at,
@@ -675,5 +726,7 @@ fn assemble(head: Head, f: &[i64], kids: Kids) -> Result<Node> {
         large: head.large,
         kind,
         attrs: head.attrs,
+        bounds,
+        correction: head.correction,
     })
 }

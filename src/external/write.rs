@@ -1,6 +1,6 @@
 //! Tree → external bytes.
 
-use super::{header, FLAG_ATTRS, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
+use super::{header, FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
 use crate::error::Result;
 use crate::signature::{self, HashKind};
 use crate::tree::{Kind, Node};
@@ -52,6 +52,12 @@ fn node(n: &Node, out: &mut Vec<u8>) {
     if !n.attrs.is_empty() {
         word |= FLAG_ATTRS;
     }
+    if n.bounds.is_some() {
+        word |= FLAG_BOUNDS;
+    }
+    if n.correction {
+        word |= FLAG_CORRECTION;
+    }
     if let Kind::Named(p) = n.kind {
         put_u32(out, word | (p.0 as u32) << 16);
         return;
@@ -73,8 +79,18 @@ fn node(n: &Node, out: &mut Vec<u8>) {
     }
 }
 
-/// The node's integer fields in stream order (spec/external.md, "Payloads").
+/// The node's integer fields in stream order (spec/external.md, "Payloads"),
+/// its recorded bounds (§5.6) last.
 pub fn int_fields(n: &Node) -> Vec<i64> {
+    let mut v = combiner_fields(n);
+    if let Some(b) = n.bounds {
+        v.extend([b.lb, b.extent]);
+    }
+    v
+}
+
+/// The fields of the node's constructor call, in stream order.
+fn combiner_fields(n: &Node) -> Vec<i64> {
     match &n.kind {
         Kind::Named(_) | Kind::Dup(_) | Kind::ValueIndex { .. } => vec![],
         Kind::F90Real { p, r } | Kind::F90Complex { p, r } => vec![*p, *r],

@@ -417,6 +417,15 @@ pub fn free(t: Datatype) -> Result<()> {
     check(rc, "MPI_Type_free")
 }
 
+/// The lower bound and extent of `t`, as 64-bit numbers.
+pub fn extent(t: Datatype) -> Result<(i64, i64)> {
+    let (mut lb, mut extent) = (0, 0);
+    // SAFETY: both out-pointers are valid locals.
+    let rc = unsafe { mpi_sys::MPI_Type_get_extent_x(t, &mut lb, &mut extent) };
+    check(rc, "MPI_Type_get_extent_x")?;
+    Ok((lb, extent))
+}
+
 /// Size, lb, extent, true lb and true extent, as 64-bit numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {

@@ -144,6 +144,11 @@ int main(int argc, char **argv)
     const char *names[4] = {"paper indexed", "HDF5 complex", "named struct", "subarray"};
     for (int i = 0; i < 4; i++)
         round_trip(types[i], names[i]);
+    {
+        MPI_Datatype shared = shared_member_struct();
+        round_trip(shared, "struct of one shared member handle");
+        MPI_Type_free(&shared);
+    }
 
     /* Output buffer too small: nothing written anywhere, *num_written = 0. */
     {

@@ -80,4 +80,19 @@ static MPI_Datatype subarray_type(void)
     MPI_Type_create_subarray(2, sizes, sub, starts, MPI_ORDER_C, MPI_INT, &t);
     return t;
 }
+/* Issue 18's struct: five members sharing one hvector handle. MPICH gives
+ * it extent 440 and gives five distinct but equal handles 448: a rebuild
+ * must keep 440. */
+static MPI_Datatype shared_member_struct(void)
+{
+    MPI_Datatype hv, t;
+    MPI_Type_create_hvector(2, 1, 24, MPI_LONG_DOUBLE, &hv);
+    int bl[5] = {1, 1, 1, 1, 1};
+    MPI_Aint d[5] = {8, 48, 128, 248, 408};
+    MPI_Datatype same[5] = {hv, hv, hv, hv, hv};
+    MPI_Type_create_struct(5, bl, d, same, &t);
+    MPI_Type_free(&hv);
+    return t;
+}
+
 #endif

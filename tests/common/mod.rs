@@ -400,6 +400,12 @@ pub fn corpus() -> Vec<Case> {
         "resized negative lb",
         resized(vector(2, 1, 3, int), -8, 40),
     ));
+    // Extents an MPI pads by rules of its own (spec/external.md §5.6): a
+    // struct of one shared member handle, of equal but distinct handles,
+    // and byte-displaced types whose data ends off the alignment.
+    for (name, t) in extent_cases() {
+        v.push(case(name, t));
+    }
     let f90r = {
         let mut o = null();
         ok(
@@ -573,6 +579,93 @@ pub fn corpus() -> Vec<Case> {
         v.push(case("resized_c", o));
     }
     v
+}
+
+/// The hvector of issue 18: `MPI_Type_create_hvector(2, 1, 24,
+/// MPI_LONG_DOUBLE)`.
+pub fn long_double_hvector() -> Datatype {
+    hvector(2, 1, 24, named("MPI_LONG_DOUBLE"))
+}
+
+/// A struct of 5 members at 8, 48, 128, 248, 408, each of the types
+/// `member` makes: one shared handle (`shared`) or a new one each.
+pub fn five_member_struct(member: fn() -> Datatype, shared: bool) -> Datatype {
+    let first = member();
+    let types: Vec<Datatype> = (0..5)
+        .map(|i| if shared || i == 0 { first } else { member() })
+        .collect();
+    let t = structure(&[1; 5], &[8, 48, 128, 248, 408], &types);
+    for (i, &m) in types.iter().enumerate() {
+        if i == 0 || !shared {
+            free(m);
+        }
+    }
+    t
+}
+
+/// `MPI_Type_create_resized(MPI_DOUBLE_INT, 160, 12)`.
+pub fn resized_double_int() -> Datatype {
+    resized(named("MPI_DOUBLE_INT"), 160, 12)
+}
+
+/// A struct of 2 members at 8 and 32 of `resized_double_int`: one shared
+/// handle or two.
+pub fn double_int_struct(shared: bool) -> Datatype {
+    let a = resized_double_int();
+    let b = if shared { a } else { resized_double_int() };
+    let t = structure(&[1, 1], &[8, 32], &[a, b]);
+    free(a);
+    if !shared {
+        free(b);
+    }
+    t
+}
+
+/// Types whose extent an MPI pads by an implementation-defined rule: the
+/// two structs of issue 18 with shared and with distinct member handles,
+/// nested in a contiguous and in another struct, and byte-displaced types
+/// whose data ends off their alignment (MPICH and Open MPI pad those
+/// differently).
+pub fn extent_cases() -> Vec<(&'static str, Datatype)> {
+    let dbl = named("MPI_DOUBLE");
+    let shared = five_member_struct(long_double_hvector, true);
+    let in_contiguous = contiguous(3, shared);
+    let in_struct = structure(&[2, 1], &[0, 900], &[shared, named("MPI_CHAR")]);
+    let pair = double_int_struct(true);
+    let nested_pairs = structure(&[1, 1], &[0, 40], &[pair, pair]);
+    vec![
+        ("struct of one shared hvector handle", shared),
+        (
+            "struct of distinct hvector handles",
+            five_member_struct(long_double_hvector, false),
+        ),
+        ("contiguous of a shared-handle struct", in_contiguous),
+        ("struct holding a shared-handle struct", in_struct),
+        ("struct of one shared resized DOUBLE_INT", pair),
+        (
+            "struct of distinct resized DOUBLE_INT",
+            double_int_struct(false),
+        ),
+        ("struct of shared-handle structs", nested_pairs),
+        (
+            "struct of doubles at 0, 12",
+            structure(&[1, 1], &[0, 12], &[dbl, dbl]),
+        ),
+        ("hvector of doubles, stride 12", hvector(2, 1, 12, dbl)),
+        (
+            "hindexed of doubles at 0, 12",
+            hindexed(&[1, 1], &[0, 12], dbl),
+        ),
+        (
+            "hindexed_block of doubles at 0, 12",
+            hindexed_block(1, &[0, 12], dbl),
+        ),
+        ("hvector of doubles, stride -12", hvector(2, 1, -12, dbl)),
+        (
+            "hvector of ints, stride 6",
+            hvector(2, 1, 6, named("MPI_INT")),
+        ),
+    ]
 }
 
 pub fn extent_of(t: Datatype) -> MPI_Aint {
