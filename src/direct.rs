@@ -192,7 +192,7 @@ impl Program {
                 if let Ok(t) = made {
                     let want = &addrs[addrs.len() - 2..];
                     match mpi::extent(t) {
-                        Ok((lb, extent)) if (lb, extent) == (want[0], want[1]) => {}
+                        Ok((lb, extent)) if [lb as MPI_Aint, extent as MPI_Aint] == want => {}
                         other => {
                             release(&[t], &[true]);
                             result = other.map(|_| false).map_err(Box::new);

@@ -292,19 +292,20 @@ impl Builder<'_> {
         &mut self,
         node: &Node,
         base: usize,
-        mut built: Built,
+        built: Built,
         recorded: Bounds,
         shared: bool,
     ) -> Result<Built> {
-        let bounds_of = |t: Datatype| mpi::extent(t).map(|(lb, extent)| Bounds { lb, extent });
-        let mut local = match bounds_of(built.handle) {
-            Ok(b) => b,
+        // Whether `t` has the recorded bounds; on error `t` is freed.
+        let keeps = |t: Built| match mpi::extent(t.handle) {
+            Ok((lb, extent)) => Ok((Bounds { lb, extent } == recorded, t)),
             Err(e) => {
-                built.release();
-                return Err(e);
+                t.release();
+                Err(e)
             }
         };
-        if local == recorded {
+        let (kept, mut built) = keeps(built)?;
+        if kept {
             return Ok(built);
         }
         if shared {
@@ -314,18 +315,13 @@ impl Builder<'_> {
                 self.buffers.kids[base + i] = b.handle;
                 self.buffers.derived[base + i] = b.derived;
             }
-            built = Built {
+            let rebuilt = Built {
                 handle: self.construct_here(node, base)?,
                 derived: true,
             };
-            local = match bounds_of(built.handle) {
-                Ok(b) => b,
-                Err(e) => {
-                    built.release();
-                    return Err(e);
-                }
-            };
-            if local == recorded {
+            let kept;
+            (kept, built) = keeps(rebuilt)?;
+            if kept {
                 return Ok(built);
             }
         }

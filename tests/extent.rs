@@ -133,6 +133,18 @@ fn doubles_at_0_12(bounds: Option<Bounds>) -> Node {
     n
 }
 
+/// `struct {2 × MPI_DOUBLE at 0, 12}` built here, its bounds here, and
+/// bounds `more` bytes longer, as another MPI could record them.
+fn doubles_here_and_elsewhere(more: i64) -> (Datatype, Bounds, Bounds) {
+    let local = structure(&[1, 1], &[0, 12], &[named("MPI_DOUBLE"); 2]);
+    let here = bounds_of(local);
+    let there = Bounds {
+        lb: here.lb,
+        extent: here.extent + more,
+    };
+    (local, here, there)
+}
+
 /// A stream that records bounds this MPI does not compute (as one from
 /// another MPI does) is rebuilt with the recorded ones: a RESIZED level
 /// marked as a correction around the level, with the same typemap, so the
@@ -141,13 +153,7 @@ fn doubles_at_0_12(bounds: Option<Bounds>) -> Node {
 #[test]
 fn other_bounds_are_restored_by_a_marked_correction() {
     init();
-    let local = structure(&[1, 1], &[0, 12], &[named("MPI_DOUBLE"); 2]);
-    let here = bounds_of(local);
-    // Another MPI's bounds: 8 bytes more than this one pads to.
-    let there = Bounds {
-        lb: here.lb,
-        extent: here.extent + 8,
-    };
+    let (local, here, there) = doubles_here_and_elsewhere(8);
     let mut tree = doubles_at_0_12(Some(there));
     tree.name = Some(b"pair".to_vec());
     let bytes = stream_of(&tree);
@@ -206,12 +212,7 @@ fn other_bounds_are_restored_by_a_marked_correction() {
 #[test]
 fn a_nested_correction_fixes_the_levels_above() {
     init();
-    let local = structure(&[1, 1], &[0, 12], &[named("MPI_DOUBLE"); 2]);
-    let here = bounds_of(local);
-    let there = Bounds {
-        lb: here.lb,
-        extent: here.extent + 16,
-    };
+    let (local, _, there) = doubles_here_and_elsewhere(16);
     let tree = Node::new(Kind::Contiguous {
         count: 3,
         old: Box::new(doubles_at_0_12(Some(there))),

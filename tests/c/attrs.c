@@ -176,13 +176,13 @@ int main(int argc, char **argv)
                                                unmarshal_fn));
 
     long before = live_types;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         MPI_Datatype t = MPI_DATATYPE_NULL, inner = MPI_DATATYPE_NULL;
         MPI_Aint n = 0;
         unsigned char *bytes = NULL;
         int tag = 1000 + k;
         if (rank == 0) {
-            inner = k == 0 ? paper_indexed() : k == 1 ? named_struct() : k == 2 ? subarray_type() : hdf5_complex();
+            inner = k == 0 ? paper_indexed() : k == 1 ? named_struct() : k == 2 ? subarray_type() : k == 3 ? hdf5_complex() : shared_member_struct();
             MPI_Type_set_attr(inner, ktag, blob_new(&tag, sizeof tag));
             MPI_Type_contiguous(2, inner, &t);
             segments *s = describe(t);

@@ -6,7 +6,7 @@
 #include <mpix_marshal.h>
 #include <string.h>
 
-#define NTYPES 4
+#define NTYPES 5
 
 static unsigned char pattern(MPI_Aint i) { return (unsigned char)(i * 31 + 7); }
 
@@ -25,7 +25,7 @@ int main(int argc, char **argv)
         MPI_Count geo[5] = {0};
         char name[MPI_MAX_OBJECT_NAME] = "";
         if (rank == 0) {
-            t = k == 0 ? paper_indexed() : k == 1 ? hdf5_complex() : k == 2 ? named_struct() : subarray_type();
+            t = k == 0 ? paper_indexed() : k == 1 ? hdf5_complex() : k == 2 ? named_struct() : k == 3 ? subarray_type() : shared_member_struct();
             MPI_OK(MPIX_Type_marshal_size("external", t, &n));
             bytes = malloc((size_t)n);
             MPI_OK(MPIX_Type_marshal("external", t, bytes, n, &n));
