@@ -41,10 +41,19 @@ static segments *describe(MPI_Datatype t)
         int pos = 0;
         MPI_Unpack(packed, size, &pos, at[k] - tlb, 1, c, MPI_COMM_SELF);
     }
+    /* MPICH 4.0 unpacks a long double in a non-contiguous type as an x87
+     * value: 10 of its 16 bytes, converted, not copied. A packed byte with
+     * no place found is described as -1 and a converted byte that names
+     * no packed byte is skipped: the description stays deterministic, the
+     * same on every rank of one MPI, and never indexes out of bounds. */
     MPI_Aint *where = malloc(sizeof(MPI_Aint) * ((size_t)size + 1));
-    for (MPI_Aint p = 0; p < textent; p++)
-        if (at[3][p])
-            where[at[0][p] | at[1][p] << 8 | at[2][p] << 16] = tlb + p;
+    for (int j = 0; j < size; j++)
+        where[j] = -1;
+    for (MPI_Aint p = 0; p < textent; p++) {
+        int j = at[0][p] | at[1][p] << 8 | at[2][p] << 16;
+        if (at[3][p] && j < size)
+            where[j] = tlb + p;
+    }
     segments *s = calloc(1, sizeof *s + sizeof(MPI_Aint[2]) * ((size_t)size + 1));
     for (int j = 0; j < size; j++) {
         if (s->n > 0 && s->run[s->n - 1][0] + s->run[s->n - 1][1] == where[j]) {

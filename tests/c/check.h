@@ -39,10 +39,10 @@ static int check_passes = 0;
 /* Ends a test program: prints a summary line and returns the exit code. */
 static int check_report(const char *name, int rank)
 {
-    int failures = check_failures, total;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int mine[2] = {check_passes, check_failures}, total[2];
+    MPI_Allreduce(mine, total, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%s: %d checks passed, %d failed (summed over ranks)\n", name, check_passes, total);
-    return total == 0 ? 0 : 1;
+        printf("%s: %d checks passed, %d failed (summed over ranks)\n", name, total[0], total[1]);
+    return total[1] == 0 ? 0 : 1;
 }
 #endif
