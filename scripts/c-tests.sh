@@ -32,6 +32,17 @@ run() { # name, command...
     fi
 }
 
+# The shared library exports the MPIX_ API and the MPI_Type_free_keyval
+# wrapper, nothing else (no helper, no C shim symbol).
+exports() {
+    local got want
+    got=$(nm -D --defined-only "$lib/libmpix_marshal.so" | awk '{print $3}' | sort)
+    want=$( (sed -n 's/^int \(MPIX_[A-Za-z_]*\)(.*/\1/p' include/mpix_marshal.h; echo MPI_Type_free_keyval) | sort)
+    echo "exported: $(echo "$got" | wc -l) symbols"
+    diff <(echo "$want") <(echo "$got") && [ -n "$got" ]
+}
+run exports exports
+
 # The header compiles cleanly as C99 and as C++.
 run header-c99 "$MPICC" "${cflags[@]}" -pedantic -x c -c -o "$out/h.o" - <<<'#include <mpix_marshal.h>
 int f(void) { return MPIX_MARSHAL_ERR_CORRUPT; }'
@@ -39,13 +50,14 @@ int f(void) { return MPIX_MARSHAL_ERR_CORRUPT; }'
 run header-cxx "$MPICC" -DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1 -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ -c -o "$out/hpp.o" - <<<'#include <mpix_marshal.h>
 int f() { MPI_Aint n; return MPIX_Type_marshal_size("external", MPI_INT, &n); }'
 
-for prog in c_api mp_send rma attrs demo_archive; do
+for prog in c_api keyval_free mp_send rma attrs demo_archive; do
     src=tests/c/$prog.c
     [ "$prog" = demo_archive ] && src=examples/demo_archive.c
     run "build-$prog" "$MPICC" "${cflags[@]}" -o "$out/$prog" "$src" "${ldflags[@]}"
 done
 np() { "$MPIEXEC" ${MPIEXEC_ARGS:-} -n "$1" "${runner[@]}" "${@:2}"; }
 run c_api np 1 "$out/c_api"
+run keyval_free np 1 "$out/keyval_free"
 for prog in mp_send rma attrs; do
     for n in ${CTESTS_NP:-2 4}; do
         run "$prog-$n" np "$n" "$out/$prog"

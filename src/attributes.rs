@@ -226,14 +226,19 @@ fn callback_failed(k: &Keyval, which: &str, rc: c_int) -> Error {
 /// a keyval freed under its feet: MPI would raise an error, fatal by default.
 static PROBING: RwLock<()> = RwLock::new(());
 
-/// `MPI_Type_free_keyval`, as wrapped by the shim (`src/shim/shim.c`):
-/// forgets the keyval, then frees it through the profiling interface.
+/// The library's `MPI_Type_free_keyval`, through the MPI profiling
+/// interface as tools wrap calls: forgets the keyval's registration, then
+/// frees it with `PMPI_Type_free_keyval`. MPI offers no way to ask whether a
+/// keyval was freed, and reuses the number. Defined here, not in the C
+/// shim, so that the shared library exports it (a cdylib exports Rust
+/// `#[no_mangle]` functions only); programs link this library before the
+/// MPI library, the usual order, for it to take effect.
 ///
 /// # Safety
 /// `keyval` is NULL or points to the caller's keyval, as for
 /// `MPI_Type_free_keyval`.
 #[no_mangle]
-pub unsafe extern "C" fn mpixm_free_keyval(keyval: *mut c_int) -> c_int {
+pub unsafe extern "C" fn MPI_Type_free_keyval(keyval: *mut c_int) -> c_int {
     let free = || {
         // SAFETY: the caller's pointer is passed on to MPI unchanged.
         unsafe { mpi::shim::mpixm_pmpi_type_free_keyval(keyval) }

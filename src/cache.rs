@@ -193,11 +193,10 @@ unsafe extern "C" fn delete_fn(
 /// The library's keyval, created on first use; None if MPI refused one.
 static KEYVAL: OnceLock<Option<c_int>> = OnceLock::new();
 
-/// Called from MPI_Finalize (the shim's MPI_COMM_SELF delete callback):
-/// frees the library's keyval, which MPI then releases with the last type
-/// that carries it.
-#[no_mangle]
-pub extern "C" fn mpixm_release_cache_keyval() {
+/// Called from MPI_Finalize (the shim's MPI_COMM_SELF delete callback, as
+/// the hook `mpi::ready` passes it): frees the library's keyval, which MPI
+/// then releases with the last type that carries it.
+pub(crate) extern "C" fn release_keyval() {
     if let Some(Some(mut k)) = KEYVAL.get().copied() {
         // SAFETY: k is this library's keyval, freed once, through PMPI so
         // that the library's own MPI_Type_free_keyval wrapper is bypassed.

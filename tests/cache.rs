@@ -3,6 +3,8 @@
 //! type is traversed as the DUP it is.
 
 mod common;
+#[path = "pmpi/mod.rs"]
+mod pmpi;
 use common::*;
 use mpix_marshal::tree::Kind;
 use mpix_marshal::{marshal, type_tree, unmarshal, Representation};
@@ -72,4 +74,43 @@ fn a_dup_of_a_cached_type_is_a_dup() {
     // The original still replays after its dup is gone.
     assert_eq!(marshal(Representation::External, t).unwrap(), first);
     free(t);
+}
+
+/// The first marshal of a type traverses it (envelope and contents on every
+/// level, counted through the profiling interface); a repeated marshal
+/// replays the plan cached on the type and asks MPI for neither. On Open
+/// MPI, whose get_contents returns fresh duplicates, there is no plan to
+/// keep and every marshal traverses (README, "Repeated marshalling").
+#[test]
+fn a_repeated_marshal_skips_the_traversal() {
+    init();
+    let open_mpi = mpix_marshal::mpi::local().constants.is_open_mpi != 0;
+    for rep in REPS {
+        let t = hdf5_complex(false);
+        let queries = |f: &mut dyn FnMut()| {
+            let (e0, c0) = pmpi::queries();
+            f();
+            let (e1, c1) = pmpi::queries();
+            (e1 - e0, c1 - c0)
+        };
+        let mut first = Vec::new();
+        let traversal = queries(&mut || first = marshal(rep, t).unwrap());
+        assert!(
+            traversal.0 > 5 && traversal.1 > 5,
+            "{rep:?}: first marshal {traversal:?}"
+        );
+        let mut again = Vec::new();
+        let replay = queries(&mut || again = marshal(rep, t).unwrap());
+        assert_eq!(again, first, "{rep:?}: replay differs");
+        if open_mpi {
+            assert_eq!(replay, traversal, "{rep:?}: Open MPI traverses every time");
+        } else {
+            assert_eq!(
+                replay,
+                (0, 0),
+                "{rep:?}: the repeat traversed (first: {traversal:?})"
+            );
+        }
+        free(t);
+    }
 }

@@ -48,11 +48,27 @@ fn assert_levels(what: &str, a: Datatype, b: Datatype, equal_up_to: Option<Level
 }
 
 #[test]
-fn a_type_equals_itself_and_its_dup_of_the_same_tree() {
+fn a_type_equals_itself_its_rebuild_and_up_to_the_typemap_its_dup() {
     init();
     for c in corpus() {
-        let c2 = compare(c.datatype, c.datatype, Level::Attributes).unwrap();
+        let t = c.datatype;
+        let c2 = compare(t, t, Level::Attributes).unwrap();
         assert!(c2.is_equal(), "{}: {}", c.name, c2.explanation);
+        // A rebuild has the same tree: equal at every level.
+        let bytes = mpix_marshal::marshal(mpix_marshal::Representation::External, t).unwrap();
+        let back = mpix_marshal::unmarshal(mpix_marshal::Representation::External, &bytes).unwrap();
+        assert_levels(
+            &format!("{} rebuilt", c.name),
+            t,
+            back,
+            Some(Level::Attributes),
+        );
+        free(back);
+        // MPI_Type_dup adds a DUP constructor: the same typemap, another
+        // constructor tree (a predefined type's dup is a DUP of it too).
+        let d = dup(t);
+        assert_levels(&format!("{} dup", c.name), t, d, Some(Level::Typemap));
+        free(d);
     }
 }
 

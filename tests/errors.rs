@@ -618,17 +618,38 @@ fn unsupported() {
         .unwrap();
 }
 
-#[test]
-fn invalid_argument() {
-    let _serial = start();
-    let k = MPIX_MARSHAL_ERR_INVALID_ARGUMENT;
+/// What the invalid-argument tests start from: the error kind they expect,
+/// a derived type, MPI_DATATYPE_NULL, the external representation's name
+/// and a good stream of the type.
+struct Args {
+    k: c_int,
+    t: Datatype,
+    null_t: Datatype,
+    e: &'static CStr,
+    good: Vec<u8>,
+}
+
+fn args() -> Args {
     let t = contiguous(2, named("MPI_INT"));
-    let null_t = null();
-    let e = rep_name(Representation::External);
-    let good = stream(Representation::External, t);
+    Args {
+        k: MPIX_MARSHAL_ERR_INVALID_ARGUMENT,
+        t,
+        null_t: null(),
+        e: rep_name(Representation::External),
+        good: stream(Representation::External, t),
+    }
+}
+
+/// MPIX_Type_marshal: NULL and negative arguments, MPI_DATATYPE_NULL; the
+/// output buffer and count stay untouched.
+#[test]
+fn invalid_argument_marshal() {
+    let _serial = start();
+    let Args {
+        k, t, null_t, e, ..
+    } = args();
     let mut buf = vec![FILL; 256];
     let mut aint: MPI_Aint = UNSET;
-    let mut out = sentinel();
     unsafe {
         // MPIX_Type_marshal
         let rc = MPIX_Type_marshal(
@@ -661,6 +682,18 @@ fn invalid_argument() {
     }
     let (rc, _) = c_marshal(e, null_t, 256);
     expect_error("MPI_DATATYPE_NULL", rc, k, &["MPI_DATATYPE_NULL"]);
+    mpi::free(t).unwrap();
+}
+
+/// MPIX_Type_marshal_size: NULL arguments and MPI_DATATYPE_NULL; *size stays
+/// untouched.
+#[test]
+fn invalid_argument_marshal_size() {
+    let _serial = start();
+    let Args {
+        k, t, null_t, e, ..
+    } = args();
+    let mut aint: MPI_Aint = UNSET;
     // MPIX_Type_marshal_size
     unsafe {
         let rc = MPIX_Type_marshal_size(e.as_ptr(), t, std::ptr::null_mut());
@@ -675,6 +708,15 @@ fn invalid_argument() {
         k,
         &["MPI_DATATYPE_NULL"],
     );
+    mpi::free(t).unwrap();
+}
+
+/// MPIX_Type_unmarshal: NULL and negative arguments; *type stays untouched.
+#[test]
+fn invalid_argument_unmarshal() {
+    let _serial = start();
+    let Args { k, e, good, t, .. } = args();
+    let mut out = sentinel();
     // MPIX_Type_unmarshal
     unsafe {
         let p = good.as_ptr() as *const c_void;
@@ -689,6 +731,15 @@ fn invalid_argument() {
         expect_error("NULL inbuf", rc, k, &["inbuf is NULL"]);
         assert!(out == sentinel());
     }
+    mpi::free(t).unwrap();
+}
+
+/// A stream whose decoded arguments no constructor accepts (a darray rank
+/// beyond its size), in every representation, with the path to the node.
+#[test]
+fn invalid_argument_undecodable_arguments() {
+    let _serial = start();
+    let Args { k, t, .. } = args();
     // Decoded arguments no constructor accepts: struct {int, darray of
     // size 2 and rank 2}, written by hand (the library's writer refuses
     // such a tree).
@@ -743,6 +794,22 @@ fn invalid_argument() {
             &["root.1", "MPI_COMBINER_DARRAY", "rank 2", "0..2"],
         );
     }
+    mpi::free(t).unwrap();
+}
+
+/// The signature functions: NULL and negative arguments, unknown hash kinds,
+/// MPI_DATATYPE_NULL.
+#[test]
+fn invalid_argument_signature() {
+    let _serial = start();
+    let Args {
+        k,
+        t,
+        null_t,
+        e,
+        good,
+        ..
+    } = args();
     // The signature functions.
     unsafe {
         let p = good.as_ptr() as *const c_void;
@@ -780,6 +847,15 @@ fn invalid_argument() {
         k,
         &["MPI_DATATYPE_NULL"],
     );
+    mpi::free(t).unwrap();
+}
+
+/// MPIX_Type_compare: NULL and negative arguments, unknown levels,
+/// MPI_DATATYPE_NULL; *result and the explanation stay untouched.
+#[test]
+fn invalid_argument_compare() {
+    let _serial = start();
+    let Args { k, t, null_t, .. } = args();
     // MPIX_Type_compare: *result and the explanation are untouched.
     let u = contiguous(3, named("MPI_INT"));
     let compare = |a: Datatype, b: Datatype, level: c_int, result: bool, size: c_int, buf: bool| {
@@ -844,6 +920,15 @@ fn invalid_argument() {
         &["MPI_DATATYPE_NULL"],
     );
     mpi::free(u).unwrap();
+    mpi::free(t).unwrap();
+}
+
+/// Keyval registration: each refused call registers nothing; unregistering an
+/// unknown keyval; the error-kind query.
+#[test]
+fn invalid_argument_registration() {
+    let _serial = start();
+    let Args { k, t, .. } = args();
     // Registration: nothing is registered by a refused call.
     let registry = || {
         attributes::snapshot()

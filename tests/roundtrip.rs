@@ -89,3 +89,43 @@ fn round_trip(rep: Representation) {
         }
     }
 }
+
+/// Open MPI names every type of size 0 "Dup MPI_EMPTY" (a zero count, at
+/// any level, or a type built from one); MPICH names them nothing. It is
+/// not a user's name: no stream carries it, so the same type gives the
+/// same bytes on every MPI. A name the user sets is kept.
+#[test]
+fn zero_size_types_carry_no_automatic_name() {
+    init();
+    let int = named("MPI_INT");
+    let empty = contiguous(0, int);
+    let cases = [
+        ("contiguous(0)", contiguous(0, int)),
+        ("vector(0)", vector(0, 1, 1, int)),
+        ("indexed(0)", indexed(&[], &[], int)),
+        ("struct(0)", structure(&[], &[], &[])),
+        ("contiguous(2, empty)", contiguous(2, empty)),
+        (
+            "struct{int, empty}",
+            structure(&[1, 1], &[0, 8], &[int, empty]),
+        ),
+    ];
+    fn names(n: &mpix_marshal::tree::Node, out: &mut Vec<String>) {
+        if let Some(name) = &n.name {
+            out.push(String::from_utf8_lossy(name).into_owned());
+        }
+        n.children().iter().for_each(|c| names(c, out));
+    }
+    for (what, t) in cases {
+        let tree = mpix_marshal::type_tree(t).unwrap();
+        let mut found = Vec::new();
+        names(&tree, &mut found);
+        assert!(found.is_empty(), "{what}: names {found:?} in {tree:?}");
+        free(t);
+    }
+    let mine = set_name(contiguous(0, int), "Dup MPI_EMPTY, really");
+    let tree = mpix_marshal::type_tree(mine).unwrap();
+    assert_eq!(tree.name.as_deref(), Some(&b"Dup MPI_EMPTY, really"[..]));
+    free(mine);
+    free(empty);
+}

@@ -697,6 +697,11 @@ fn name_of(
                 len = 0;
             }
         }
+        // And every type of size 0 (a zero count, or built from one) a
+        // duplicate of its MPI_EMPTY; MPICH names them nothing.
+        if &buf[..len] == b"Dup MPI_EMPTY" && mpi::geometry(t)?.size == 0 {
+            len = 0;
+        }
     }
     if len > MAX_NAME_LEN {
         return Err(Error::unsupported(format!(

@@ -284,8 +284,10 @@ pub fn is_initialized() -> bool {
     let ready = init != 0 && fini == 0;
     if ready {
         WATCH.call_once(|| {
-            // SAFETY: MPI is initialized; FINALIZED is a static that outlives MPI.
-            if unsafe { shim::mpixm_watch_finalize(&FINALIZED) } == MPI_SUCCESS {
+            // SAFETY: MPI is initialized; FINALIZED is a static that outlives MPI
+            // and the hook a function that does.
+            let hook = crate::cache::release_keyval;
+            if unsafe { shim::mpixm_watch_finalize(&FINALIZED, hook) } == MPI_SUCCESS {
                 SEEN.store(true, Ordering::Release);
             }
         });

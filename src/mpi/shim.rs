@@ -183,7 +183,10 @@ extern "C" {
         types: *mut MPI_Datatype,
         out: *mut MPI_Datatype,
     ) -> c_int;
-    pub fn mpixm_watch_finalize(flag: *const std::sync::atomic::AtomicI32) -> c_int;
+    pub fn mpixm_watch_finalize(
+        flag: *const std::sync::atomic::AtomicI32,
+        on_finalize: extern "C" fn(),
+    ) -> c_int;
     pub fn mpixm_type_create_f90(which: c_int, p: c_int, r: c_int, out: *mut MPI_Datatype)
         -> c_int;
     pub fn mpixm_type_get_value_index(

@@ -565,11 +565,12 @@ int mpixm_type_create_f90(int which, int p, int r, MPI_Datatype *out)
     return rc;
 }
 
-/* Sets *flag to 1 when MPI_Finalize runs: MPI_Finalize deletes the
- * attributes of MPI_COMM_SELF first, which calls this delete callback. It
- * lets the library test "MPI is usable" with one load instead of two MPI
- * calls on every marshal. */
-void mpixm_release_cache_keyval(void);
+/* Sets *flag to 1 when MPI_Finalize runs and calls on_finalize:
+ * MPI_Finalize deletes the attributes of MPI_COMM_SELF first, which calls
+ * this delete callback. It lets the library test "MPI is usable" with one
+ * load instead of two MPI calls on every marshal. The hook is passed in
+ * rather than named so the shared library exports no helper symbol. */
+static void (*mpixm_finalize_hook)(void);
 
 static int mpixm_on_finalize(MPI_Comm comm, int keyval, void *value, void *extra)
 {
@@ -577,13 +578,15 @@ static int mpixm_on_finalize(MPI_Comm comm, int keyval, void *value, void *extra
     (void)keyval;
     (void)extra;
     *(volatile int *)value = 1;
-    mpixm_release_cache_keyval();
+    if (mpixm_finalize_hook)
+        mpixm_finalize_hook();
     return MPI_SUCCESS;
 }
 
-int mpixm_watch_finalize(volatile int *flag)
+int mpixm_watch_finalize(volatile int *flag, void (*on_finalize)(void))
 {
     int keyval;
+    mpixm_finalize_hook = on_finalize;
     int rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, mpixm_on_finalize, &keyval, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -593,20 +596,9 @@ int mpixm_watch_finalize(volatile int *flag)
     return rc;
 }
 
-/* Marshalled attributes: a keyval freed with MPI_Type_free_keyval must not
- * be marshalled any more, and MPI offers no way to ask whether a keyval was
- * freed (its attributes stay readable). So this library wraps the call
- * through the MPI profiling interface, as tools do: the Rust side
- * (mpixm_free_keyval) forgets the keyval and frees it through PMPI while
- * no marshal is probing keyvals. Programs link this library before the MPI
- * library (the usual order) for the wrapper to take effect. */
-int mpixm_free_keyval(int *type_keyval);
-
-int MPI_Type_free_keyval(int *type_keyval)
-{
-    return mpixm_free_keyval(type_keyval);
-}
-
+/* Marshalled attributes: MPI_Type_free_keyval is wrapped in Rust
+ * (src/attributes.rs, exported by both libraries), which frees the keyval
+ * through PMPI with this. */
 int mpixm_pmpi_type_free_keyval(int *type_keyval)
 {
     return PMPI_Type_free_keyval(type_keyval);

@@ -14,6 +14,8 @@
 //! * `live()`: derived handles alive (made by a constructor, or returned by
 //!   `MPI_Type_get_contents`, minus those freed);
 //! * `made()`: constructor calls that succeeded;
+//! * `queries()`: `MPI_Type_get_envelope` and `MPI_Type_get_contents` calls
+//!   (either form), the work a traversal of a type does;
 //! * `fail_constructor(k)`: the k-th constructor call from now returns
 //!   `INJECTED` without calling MPI; `fail_set_name(k)`, `fail_contents(k)`
 //!   the same for `MPI_Type_set_name` and `MPI_Type_get_contents`.
@@ -36,6 +38,17 @@ thread_local! {
     static FAIL_SET_NAME: Cell<u64> = const { Cell::new(0) };
     static FAIL_CONTENTS: Cell<u64> = const { Cell::new(0) };
     static INJECTIONS: Cell<u64> = const { Cell::new(0) };
+    static ENVELOPES: Cell<u64> = const { Cell::new(0) };
+    static CONTENTS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Envelope and contents calls made on this thread so far, in that order.
+pub fn queries() -> (u64, u64) {
+    (ENVELOPES.with(|c| c.get()), CONTENTS.with(|c| c.get()))
+}
+
+fn bump(counter: &'static std::thread::LocalKey<Cell<u64>>) {
+    counter.with(|c| c.set(c.get() + 1));
 }
 
 /// Derived handles alive on this thread.
@@ -248,6 +261,7 @@ pub unsafe extern "C" fn MPI_Type_get_contents(
     types: *mut T,
 ) -> c_int {
     static P: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    bump(&CONTENTS);
     if due(&FAIL_CONTENTS) {
         return INJECTED;
     }
@@ -275,6 +289,7 @@ pub unsafe extern "C" fn MPI_Type_get_contents_c(
     types: *mut T,
 ) -> c_int {
     static P: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    bump(&CONTENTS);
     if due(&FAIL_CONTENTS) {
         return INJECTED;
     }
@@ -296,4 +311,46 @@ pub unsafe extern "C" fn MPI_Type_get_contents_c(
         count_returned(types, nd.max(0) as usize);
     }
     rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_envelope(
+    t: T,
+    ni: *mut c_int,
+    na: *mut c_int,
+    nd: *mut c_int,
+    combiner: *mut c_int,
+) -> c_int {
+    static P: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    bump(&ENVELOPES);
+    type F = unsafe extern "C" fn(T, *mut c_int, *mut c_int, *mut c_int, *mut c_int) -> c_int;
+    // SAFETY: the symbol is PMPI_Type_get_envelope; the caller's pointers
+    // are passed on unchanged.
+    let f: F = unsafe { std::mem::transmute(pmpi(&P, c"PMPI_Type_get_envelope")) };
+    unsafe { f(t, ni, na, nd, combiner) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_get_envelope_c(
+    t: T,
+    ni: *mut MPI_Count,
+    na: *mut MPI_Count,
+    nc: *mut MPI_Count,
+    nd: *mut MPI_Count,
+    combiner: *mut c_int,
+) -> c_int {
+    static P: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    bump(&ENVELOPES);
+    type F = unsafe extern "C" fn(
+        T,
+        *mut MPI_Count,
+        *mut MPI_Count,
+        *mut MPI_Count,
+        *mut MPI_Count,
+        *mut c_int,
+    ) -> c_int;
+    // SAFETY: the symbol is PMPI_Type_get_envelope_c; the caller's pointers
+    // are passed on unchanged.
+    let f: F = unsafe { std::mem::transmute(pmpi(&P, c"PMPI_Type_get_envelope_c")) };
+    unsafe { f(t, ni, na, nc, nd, combiner) }
 }
