@@ -28,11 +28,19 @@ pub enum Representation {
 impl Representation {
     /// Parses a `typerep` string: "external", "internal" or "compressed".
     pub fn parse(name: &str) -> Result<Representation> {
+        Representation::from_bytes(name.as_bytes())
+    }
+
+    /// The representation a C string names, compared as bytes: the C API
+    /// calls this on every marshal, so text is only built for the error.
+    pub fn from_bytes(name: &[u8]) -> Result<Representation> {
         match name {
-            "external" => Ok(Representation::External),
-            "internal" => Ok(Representation::Internal),
-            "compressed" => Ok(Representation::Compressed),
-            other => Err(Error::UnknownRepresentation(other.to_string())),
+            b"external" => Ok(Representation::External),
+            b"internal" => Ok(Representation::Internal),
+            b"compressed" => Ok(Representation::Compressed),
+            other => Err(Error::UnknownRepresentation(
+                String::from_utf8_lossy(other).into_owned(),
+            )),
         }
     }
 
@@ -66,21 +74,27 @@ fn marshal_with<R>(
     if datatype == mpi::local().datatype_null() {
         return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
     }
-    if rep != Representation::Compressed {
-        // Straight to `f`: the sink costs more than the whole stream.
-        if let Some(p) = mpi::local().predefined(datatype) {
-            let (header, at, enc) = match rep {
-                Representation::Internal => (&internal::header()[..], None, Encoding::Native),
-                _ => (
-                    &external::header(0)[..],
-                    Some(external::HASH_AT),
-                    Encoding::Xdr,
-                ),
-            };
-            let mut stream = [0u8; decode::PREDEFINED_MAX];
-            let n = decode::predefined(p, header, at, enc, &mut stream)?;
+    // A predefined type: straight to `f` (or the compressor), without the
+    // sink, which costs more than the whole stream.
+    if let Some(p) = mpi::local().predefined(datatype) {
+        let (header, at, enc) = match rep {
+            Representation::Internal => (&internal::header()[..], None, Encoding::Native),
+            _ => (
+                &external::header(0)[..],
+                Some(external::HASH_AT),
+                Encoding::Xdr,
+            ),
+        };
+        let mut stream = [0u8; decode::PREDEFINED_MAX];
+        let n = decode::predefined(p, header, at, enc, &mut stream)?;
+        if rep != Representation::Compressed {
             return f(&stream[..n]);
         }
+        return with_buffer(&PACKED, |packed| {
+            packed.clear();
+            compressed::compress(&stream[..n], packed)?;
+            f(packed.bytes())
+        });
     }
     with_buffer(&SINK, |sink| {
         sink.clear();

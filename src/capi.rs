@@ -252,7 +252,7 @@ fn representation(typerep: *const c_char) -> Result<Representation> {
     }
     // SAFETY: a non-null typerep is a NUL-terminated C string.
     let name = unsafe { CStr::from_ptr(typerep) };
-    Representation::parse(&name.to_string_lossy())
+    Representation::from_bytes(name.to_bytes())
 }
 
 /// The caller's input buffer as a slice (empty when `insize` is 0).

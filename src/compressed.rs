@@ -1,11 +1,14 @@
 //! The compressed representation: the external stream with its words
 //! turned into varints (most fields are small numbers in 4-byte XDR
-//! words), deflated (raw deflate, zlib's algorithm through `flate2`), or
-//! the external stream stored as is when that is not smaller. It stays
+//! words), written as is when small, else deflated (raw deflate, zlib's
+//! algorithm through `flate2`), whichever of the varint form, its deflated
+//! form and the external stream stored as is is smallest. It stays
 //! portable, and is never more than 8 bytes larger than the external
 //! stream. Compressor state is kept per thread and reset, not rebuilt, for
-//! each call: zlib's set-up dominated the paper's compressed times for
-//! small types. spec/compressed.md gives the bytes.
+//! each call (zlib's set-up dominated the paper's compressed times for
+//! small types), and the last few streams compressed on a thread are
+//! remembered, so that a repeated marshal does not deflate again.
+//! spec/compressed.md gives the bytes.
 
 use crate::error::{Error, Result};
 use crate::scratch::with_buffer;
@@ -20,7 +23,14 @@ pub const MAGIC_DEFLATE: u32 = 0x4d58_4456;
 pub const MAGIC_DEFLATE_V1: u32 = 0x4d58_445a;
 /// "MXDS": the external stream follows the length word, stored.
 pub const MAGIC_STORED: u32 = 0x4d58_4453;
+/// "MXDP": the varint form follows the magic word, with no length word
+/// (version 3).
+pub const MAGIC_VARINTS: u32 = 0x4d58_4450;
+/// Varint forms of at most this many bytes are written as MXDP without
+/// trying deflate, which costs microseconds and rarely helps there.
+pub const SMALL_VARINTS: usize = 96;
 pub const HEADER_LEN: usize = 8;
+const MAGIC_LEN: usize = 4;
 /// The largest external stream a compressed stream may expand to.
 pub const MAX_EXPANDED: usize = 64 << 20;
 /// A deflated stream of `n` payload bytes may expand to an external stream
@@ -62,14 +72,19 @@ pub fn to_varints(external: &[u8], out: &mut Vec<u8>) {
 }
 
 /// The inverse of `to_varints`: appends the external stream of `len` bytes
-/// to `out`. Errors name the offset in the varint form (the deflate data
-/// it came from has no byte that corresponds).
-fn from_varints(v: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
-    let bad = |at: usize, what: String| {
-        Err(Error::corrupt(
+/// to `out`. Errors name the offset in the varint form: for MXDP (`stored`
+/// at that offset in the stream), the stream's byte; for MXDV, the offset
+/// in the inflated form (the deflate data has no byte that corresponds).
+fn from_varints(v: &[u8], len: usize, stored: Option<usize>, out: &mut Vec<u8>) -> Result<()> {
+    let bad = |at: usize, what: String| match stored {
+        Some(base) => Err(Error::corrupt(
+            base + at,
+            format!("the varint form is invalid: {what}"),
+        )),
+        None => Err(Error::corrupt(
             HEADER_LEN,
             format!("the inflated varint form is invalid at its byte {at}: {what}"),
-        ))
+        )),
     };
     let head = EXT_HEADER_LEN - EXT_MAGIC_LEN;
     if v.len() < head {
@@ -131,7 +146,54 @@ thread_local! {
 }
 
 /// Appends the compressed form of the external stream `external` to `out`.
+/// The same input always gives the same bytes; the last `MEMO` inputs of
+/// up to `MEMO_AT_MOST` bytes compressed on this thread are remembered, so
+/// that compressing one of them again copies its result.
 pub fn compress(external: &[u8], out: &mut Sink) -> Result<()> {
+    if external.len() <= EXT_MAGIC_LEN + SMALL_VARINTS {
+        // Its varint form is small: written without deflate, faster than
+        // a lookup.
+        return compress_anew(external, out);
+    }
+    let hit = with_buffer(&MEMOS, |m| {
+        let found = m.entries.iter().find(|(e, _)| e.as_slice() == external);
+        found.map(|(_, c)| out.put(c)).is_some()
+    });
+    if hit {
+        return Ok(());
+    }
+    let start = out.len();
+    compress_anew(external, out)?;
+    if external.len() <= MEMO_AT_MOST {
+        with_buffer(&MEMOS, |m| {
+            let entry = (external.to_vec(), out.bytes()[start..].to_vec());
+            if m.entries.len() < MEMO {
+                m.entries.push(entry);
+            } else {
+                m.entries[m.next] = entry;
+                m.next = (m.next + 1) % MEMO;
+            }
+        });
+    }
+    Ok(())
+}
+
+const MEMO: usize = 8;
+const MEMO_AT_MOST: usize = 64 << 10;
+
+/// The last inputs compressed on a thread and their results.
+#[derive(Default)]
+struct Memos {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The entry replaced next once all are used.
+    next: usize,
+}
+
+thread_local! {
+    static MEMOS: std::cell::RefCell<Memos> = std::cell::RefCell::new(Memos::default());
+}
+
+fn compress_anew(external: &[u8], out: &mut Sink) -> Result<()> {
     let len = u32::try_from(external.len())
         .ok()
         .filter(|&n| n as usize <= MAX_EXPANDED)
@@ -142,52 +204,69 @@ pub fn compress(external: &[u8], out: &mut Sink) -> Result<()> {
             ))
         })?;
     let start = out.len();
-    out.put(&MAGIC_DEFLATE.to_be_bytes());
-    out.put(&len.to_be_bytes());
+    let stored = |out: &mut Sink| {
+        out.truncate(start);
+        out.put(&MAGIC_STORED.to_be_bytes());
+        out.put(&len.to_be_bytes());
+        out.put(external);
+    };
     // Only what has an external stream's shape has a varint form (the
     // writer is only given external streams; anything else is stored).
     let shaped = external.len() >= EXT_HEADER_LEN
         && external.len() % 4 == 0
         && external[..4] == crate::external::MAGIC.to_be_bytes();
-    let deflated = with_buffer(&CODERS, |c| {
-        if !shaped {
-            return None;
-        }
+    if !shaped {
+        stored(out);
+        return Ok(());
+    }
+    with_buffer(&CODERS, |c| {
         c.varints.clear();
         to_varints(external, &mut c.varints);
-        c.compress.reset();
-        // Deflate into room the size of the input: if it does not fit,
-        // storing is smaller anyway. Totals are counted from here
-        // (whatever reset does to them).
-        let base = c.compress.total_out();
-        let room = out.room(external.len());
-        let n = match c.compress.compress(&c.varints, room, FlushCompress::Finish) {
-            Ok(Status::StreamEnd) => Some((c.compress.total_out() - base) as usize),
-            _ => None,
+        let plain = MAGIC_LEN + c.varints.len();
+        let deflated = if c.varints.len() <= SMALL_VARINTS {
+            None
+        } else {
+            out.put(&MAGIC_DEFLATE.to_be_bytes());
+            out.put(&len.to_be_bytes());
+            c.compress.reset();
+            // Deflate into room the size of the input: if it does not fit,
+            // storing is smaller anyway. Totals are counted from here
+            // (whatever reset does to them).
+            let base = c.compress.total_out();
+            let room = out.room(external.len());
+            match c.compress.compress(&c.varints, room, FlushCompress::Finish) {
+                // Only what a reader accepts (the expansion limit).
+                Ok(Status::StreamEnd) => Some((c.compress.total_out() - base) as usize)
+                    .filter(|&n| external.len() <= max_claim(n)),
+                _ => None,
+            }
         };
+        // The smallest form; on a tie, the earlier of deflated, varints,
+        // stored.
+        let stored_len = HEADER_LEN + external.len();
+        match deflated {
+            Some(n) if HEADER_LEN + n <= plain && HEADER_LEN + n <= stored_len => {
+                out.truncate(start + HEADER_LEN + n)
+            }
+            _ if plain <= stored_len => {
+                out.truncate(start);
+                out.put(&MAGIC_VARINTS.to_be_bytes());
+                out.put(&c.varints);
+            }
+            _ => stored(out),
+        }
         if c.varints.capacity() > 1 << 20 {
             c.varints = Vec::new(); // do not keep a huge buffer per thread
         }
-        n
     });
-    match deflated {
-        // Stored when deflate does not help, or would expand further than
-        // a reader accepts.
-        Some(n) if n < external.len() && external.len() <= max_claim(n) => {
-            out.truncate(start + HEADER_LEN + n)
-        }
-        _ => {
-            out.truncate(start);
-            out.put(&MAGIC_STORED.to_be_bytes());
-            out.put(&len.to_be_bytes());
-            out.put(external);
-        }
-    }
     Ok(())
 }
 
 /// Expands a compressed stream and runs `f` on the external stream.
 pub fn expand<R>(bytes: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+    if bytes.len() >= MAGIC_LEN && bytes[..MAGIC_LEN] == MAGIC_VARINTS.to_be_bytes() {
+        return expand_varints(&bytes[MAGIC_LEN..], f);
+    }
     if bytes.len() < HEADER_LEN {
         return Err(Error::Truncated {
             what: "the compressed header",
@@ -232,7 +311,7 @@ pub fn expand<R>(bytes: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> 
                 let (varints, ext) = (&mut bufs.0, &mut bufs.1);
                 let r = inflate(payload, max_varint_len(len), varints).and_then(|()| {
                     ext.clear();
-                    from_varints(varints, len, ext)?;
+                    from_varints(varints, len, None, ext)?;
                     f(ext)
                 });
                 for buf in [varints, ext] {
@@ -252,6 +331,29 @@ pub fn expand<R>(bytes: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> 
             format!("not an mpix-marshal compressed stream (first word {magic:#010x})"),
         )),
     }
+}
+
+/// An MXDP stream's varint form (after its magic word), expanded. Its
+/// length is implied: every varint byte without the high bit ends a word.
+fn expand_varints<R>(v: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+    let head = EXT_HEADER_LEN - EXT_MAGIC_LEN;
+    let words = v.iter().skip(head).filter(|&&b| b & 0x80 == 0).count();
+    let len = EXT_HEADER_LEN + 4 * words;
+    if len > MAX_EXPANDED {
+        return Err(Error::corrupt(
+            MAGIC_LEN,
+            format!("the varint form holds {words} words, more than the {MAX_EXPANDED}-byte limit allows"),
+        ));
+    }
+    with_buffer(&EXPANDED, |bufs| {
+        let ext = &mut bufs.1;
+        ext.clear();
+        let r = from_varints(v, len, Some(MAGIC_LEN), ext).and_then(|()| f(ext));
+        if ext.capacity() > 1 << 20 {
+            *ext = Vec::new(); // do not keep a huge buffer per thread
+        }
+        r
+    })
 }
 
 thread_local! {

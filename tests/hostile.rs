@@ -344,7 +344,7 @@ fn nesting_past_the_limit_is_refused_without_overflow() {
 fn compressed_streams_are_bounded() {
     use flate2::{write::DeflateEncoder, Compression};
     use mpix_marshal::compressed::{
-        to_varints, MAGIC_DEFLATE, MAGIC_DEFLATE_V1, MAGIC_STORED, MAX_EXPANDED,
+        to_varints, MAGIC_DEFLATE, MAGIC_DEFLATE_V1, MAGIC_STORED, MAGIC_VARINTS, MAX_EXPANDED,
     };
     use std::io::Write;
     init();
@@ -446,6 +446,59 @@ fn compressed_streams_are_bounded() {
     );
     // An external stream is not a compressed one.
     refuse(&ext, "not an mpix-marshal compressed stream");
+    // The varint form as is (MXDP): read back; cut short, non-canonical,
+    // with bytes after its last word, or without its header: refused.
+    let mxdp = |form: &[u8]| [&MAGIC_VARINTS.to_be_bytes()[..], form].concat();
+    assert_eq!(
+        marshal(Representation::Compressed, named("MPI_INT")).unwrap(),
+        mxdp(&form),
+        "MPI_INT is written as its varint form"
+    );
+    assert!(unmarshal(Representation::Compressed, &mxdp(&form)).is_ok());
+    let mut cut = form.clone();
+    *cut.last_mut().unwrap() |= 0x80;
+    refuse(&mxdp(&cut), "the varint form is invalid");
+    let mut long = form.clone();
+    long.extend([0x80, 0x00]);
+    refuse(&mxdp(&long), "not in its one shortest form");
+    refuse(&mxdp(&form[..5]), "ends inside the header");
+    let mut garbage = form.clone();
+    garbage.extend([0x80; 3]);
+    refuse(&mxdp(&garbage), "follow its last word");
+    // Another version inside (the external reader names it).
+    let mut old = form.clone();
+    old[0] = 0x40;
+    refuse(&mxdp(&old), "version 2");
+}
+
+/// The writer's choice: the same external stream always gives the same
+/// compressed bytes (whether a thread's memo of recent streams still holds
+/// it or not), never more than 8 bytes over the external stream.
+#[test]
+fn compressed_output_is_a_function_of_the_stream() {
+    init();
+    let corpus = corpus();
+    let first: Vec<Vec<u8>> = corpus
+        .iter()
+        .map(|c| marshal(Representation::Compressed, c.datatype).unwrap())
+        .collect();
+    // Again, in reverse order: the memo holds the last 8 streams only, so
+    // most are compressed anew, the last ones replayed.
+    for (c, want) in corpus.iter().zip(&first).rev() {
+        assert_eq!(
+            &marshal(Representation::Compressed, c.datatype).unwrap(),
+            want,
+            "{}",
+            c.name
+        );
+    }
+    for (c, z) in corpus.iter().zip(&first) {
+        let ext = marshal(Representation::External, c.datatype).unwrap();
+        assert!(z.len() <= ext.len() + 8, "{}", c.name);
+        let back = unmarshal(Representation::Compressed, z).unwrap();
+        assert_same(&c.name, c.datatype, back, true);
+        free(back);
+    }
 }
 
 /// Internal streams from another build are refused, never misread.

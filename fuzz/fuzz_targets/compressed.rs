@@ -4,7 +4,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mpix_marshal::compressed::{self, max_claim, HEADER_LEN, MAGIC_DEFLATE, MAX_EXPANDED};
+use mpix_marshal::compressed::{
+    self, max_claim, HEADER_LEN, MAGIC_DEFLATE, MAGIC_VARINTS, MAX_EXPANDED,
+};
 use mpix_marshal::external::{self, Encoding};
 use mpix_marshal::sink::Sink;
 use mpix_marshal::{read, Representation};
@@ -19,6 +21,10 @@ fuzz_target!(|data: &[u8]| {
             // memory bound relative to the input, spec/compressed.md §3).
             if data[..4] == MAGIC_DEFLATE.to_be_bytes() {
                 assert!(ext.len() <= max_claim(data.len() - HEADER_LEN));
+            }
+            // The varint form as is: at most 4 bytes per input byte.
+            if data[..4] == MAGIC_VARINTS.to_be_bytes() {
+                assert!(ext.len() <= 4 * data.len() + 12);
             }
             let tree = external::read(&ext);
             assert!(tree == parsed, "expand then read differs from api::read");
