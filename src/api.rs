@@ -87,14 +87,11 @@ fn marshal_with<R>(
         };
         let mut stream = [0u8; decode::PREDEFINED_MAX];
         let n = decode::predefined(p, header, at, enc, &mut stream)?;
-        if rep != Representation::Compressed {
-            return f(&stream[..n]);
-        }
-        return with_buffer(&PACKED, |packed| {
-            packed.clear();
-            compressed::compress(&stream[..n], packed)?;
-            f(packed.bytes())
-        });
+        return if rep == Representation::Compressed {
+            compressed_then(&stream[..n], f)
+        } else {
+            f(&stream[..n])
+        };
     }
     with_buffer(&SINK, |sink| {
         sink.clear();
@@ -119,19 +116,25 @@ fn marshal_with<R>(
         };
         let result = result.and_then(|()| {
             if rep == Representation::Compressed {
-                with_buffer(&PACKED, |packed| {
-                    packed.clear();
-                    compressed::compress(sink.bytes(), packed)?;
-                    let r = f(packed.bytes());
-                    packed.trim();
-                    r
-                })
+                compressed_then(sink.bytes(), f)
             } else {
                 f(sink.bytes())
             }
         });
         sink.trim();
         result
+    })
+}
+
+/// Compresses the external stream `external` into this thread's PACKED
+/// buffer and runs `f` on the bytes.
+fn compressed_then<R>(external: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+    with_buffer(&PACKED, |packed| {
+        packed.clear();
+        compressed::compress(external, packed)?;
+        let r = f(packed.bytes());
+        packed.trim();
+        r
     })
 }
 

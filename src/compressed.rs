@@ -151,8 +151,8 @@ thread_local! {
 /// that compressing one of them again copies its result.
 pub fn compress(external: &[u8], out: &mut Sink) -> Result<()> {
     if external.len() <= EXT_MAGIC_LEN + SMALL_VARINTS {
-        // Its varint form is small: written without deflate, faster than
-        // a lookup.
+        // A short stream: its varint form is almost always small enough to
+        // be written without deflate, which is faster than a lookup.
         return compress_anew(external, out);
     }
     let hit = with_buffer(&MEMOS, |m| {

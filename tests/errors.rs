@@ -282,12 +282,6 @@ fn stream(rep: Representation, t: Datatype) -> Vec<u8> {
     marshal(rep, t).unwrap()
 }
 
-fn stream_of(tree: &Node) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    mpix_marshal::external::write(tree, &mut bytes).unwrap();
-    bytes
-}
-
 fn int_node() -> Node {
     Node::named(Predefined(0x209))
 }

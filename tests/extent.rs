@@ -6,7 +6,7 @@
 
 mod common;
 use common::*;
-use mpix_marshal::external::{self, FLAG_BOUNDS, FLAG_CORRECTION, HEADER_LEN};
+use mpix_marshal::external::{FLAG_BOUNDS, FLAG_CORRECTION, HEADER_LEN};
 use mpix_marshal::mpi::{self, Datatype};
 use mpix_marshal::tree::{Bounds, Kind, Node};
 use mpix_marshal::{compare, marshal, read, type_tree, unmarshal, Level, Representation};
@@ -107,13 +107,6 @@ fn nested_and_misaligned_types_keep_their_bounds() {
         }
         free(t);
     }
-}
-
-/// The external stream of `tree`, with its header.
-fn stream_of(tree: &Node) -> Vec<u8> {
-    let mut out = Vec::new();
-    external::write(tree, &mut out).unwrap();
-    out
 }
 
 fn dbl() -> Node {

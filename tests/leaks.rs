@@ -204,12 +204,6 @@ fn struct_node(types: Vec<Node>) -> Node {
     })
 }
 
-fn stream_of(tree: &Node) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    mpix_marshal::external::write(tree, &mut bytes).unwrap();
-    bytes
-}
-
 /// The external stream of `tree`, and the same stream stored in the
 /// compressed representation.
 fn external_and_compressed(tree: &Node) -> [(Representation, Vec<u8>); 2] {

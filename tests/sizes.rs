@@ -4,7 +4,6 @@
 mod common;
 use common::*;
 use mpix_marshal::codes::Predefined;
-use mpix_marshal::external;
 use mpix_marshal::tree::{Kind, Node};
 use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
 
@@ -71,9 +70,7 @@ fn large_count_constructors_are_recorded() {
                 old: Box::new(Node::named(Predefined(0x209))),
             });
             n.large = true;
-            let mut bytes = Vec::new();
-            external::write(&n, &mut bytes).unwrap();
-            unmarshal(Representation::External, &bytes)
+            unmarshal(Representation::External, &stream_of(&n))
         };
         let small = large(7).expect("a large node that fits a C int rebuilds");
         assert_eq!(mpix_marshal::mpi::geometry(small).unwrap().size, 28);

@@ -668,6 +668,13 @@ pub fn extent_cases() -> Vec<(&'static str, Datatype)> {
     ]
 }
 
+/// The external stream of `tree`, with its header.
+pub fn stream_of(tree: &mpix_marshal::tree::Node) -> Vec<u8> {
+    let mut out = Vec::new();
+    mpix_marshal::external::write(tree, &mut out).unwrap();
+    out
+}
+
 pub fn extent_of(t: Datatype) -> MPI_Aint {
     let (mut lb, mut ext) = (0, 0);
     ok(
