@@ -14,9 +14,9 @@
 //! `cargo bench --bench marshal [-- --quick] [--only TEXT]`
 
 use mpi_sys as ffi;
-use mpix_marshal::codes::{Combiner, Predefined};
-use mpix_marshal::mpi::{self, Contents, Datatype, Local, MPI_Aint};
-use mpix_marshal::tree::{Kind, Node};
+use mpix_marshal::testing::codes::{Combiner, Predefined};
+use mpix_marshal::testing::mpi::{self, Contents, Datatype, Local, MPI_Aint};
+use mpix_marshal::testing::tree::{Kind, Node};
 use mpix_marshal::{marshal, marshal_into, type_tree, unmarshal, Representation};
 use std::hint::black_box;
 use std::os::raw::{c_char, c_int, c_void};
@@ -510,7 +510,7 @@ fn bench(
                 // SAFETY: a NUL-terminated name, a buffer of buf.len() bytes
                 // and a valid out-pointer, as the C API documents.
                 let rc = unsafe {
-                    mpix_marshal::capi::MPIX_Type_marshal(
+                    mpix_marshal::testing::capi::MPIX_Type_marshal(
                         rep.c_name().as_ptr(),
                         black_box(t),
                         buf.as_mut_ptr() as *mut c_void,

@@ -20,12 +20,12 @@
 //! It prints figures and asserts nothing about them.
 //! `cargo bench --bench signature [-- --quick]`
 
-use mpix_marshal::codes::Predefined;
-use mpix_marshal::signature::{
+use mpix_marshal::testing::codes::Predefined;
+use mpix_marshal::testing::signature::{
     fold, signature_count, signature_hash, BasicType, Crc32, Default64, Gfd, Gropp, HashKind,
     MmmBs1, Signature, SignatureHash, SignatureMonoid, XorBs1,
 };
-use mpix_marshal::tree::{Kind, Node};
+use mpix_marshal::testing::tree::{Kind, Node};
 use mpix_marshal::type_tree;
 use std::collections::{HashMap, HashSet};
 use std::hint::black_box;
@@ -214,7 +214,7 @@ fn gropp_variant(panel: &[Entry], add: bool, rot: u32, operands: &[u32]) -> Vec<
 fn gropp_table(panel: &[Entry]) {
     let small: Vec<u32> = (1..=13).collect();
     let medium: Vec<u32> = (0..13u64)
-        .map(|i| (mpix_marshal::signature::basic::splitmix64(i) % 65535 + 1) as u32)
+        .map(|i| (mpix_marshal::testing::signature::basic::splitmix64(i) % 65535 + 1) as u32)
         .collect();
     println!(
         "\nGropp 2000, Table 1: panel G, {} signatures (his: 4625). Collisions: % of signatures\n\
@@ -286,9 +286,9 @@ fn crc16_ccitt(panel: &[Entry], types: &[u16]) -> Vec<u64> {
         .map(|e| {
             let mut c: u16 = 0xffff;
             for &t in &e.seq {
-                let rec = mpix_marshal::signature::crc::record(BasicType::Predefined(Predefined(
-                    types[t as usize],
-                )));
+                let rec = mpix_marshal::testing::signature::crc::record(BasicType::Predefined(
+                    Predefined(types[t as usize]),
+                ));
                 for b in rec {
                     c ^= (b as u16) << 8;
                     for _ in 0..8 {
@@ -308,7 +308,7 @@ fn crc16_ccitt(panel: &[Entry], types: &[u16]) -> Vec<u64> {
 /// gfd(w, m) element by element with the ordinals themselves as values
 /// (the alternative to the library's generator powers).
 fn gfd_ordinal_operands(panel: &[Entry], types: &[u16], w: u32, m: u32) -> Vec<u64> {
-    let gf = mpix_marshal::signature::gf::Field::for_width(w);
+    let gf = mpix_marshal::testing::signature::gf::Field::for_width(w);
     panel
         .iter()
         .map(|e| {
@@ -595,7 +595,7 @@ fn candidates() -> Vec<Candidate> {
 /// and m, plus three-type structs m:(a:α_i, b:α_j, c:α_k) over the first
 /// 24, deduplicated exactly by run-length encoding.
 fn big_panel(quick: bool) -> Vec<Node> {
-    let basics: Vec<u16> = mpix_marshal::signature::basic::BASIC_ORDINALS
+    let basics: Vec<u16> = mpix_marshal::testing::signature::basic::BASIC_ORDINALS
         .iter()
         .map(|e| e.0)
         .collect();
@@ -716,9 +716,9 @@ impl Layout {
 
     fn size(&mut self, p: Predefined) -> i64 {
         *self.sizes.entry(p.0).or_insert_with(|| {
-            mpix_marshal::mpi::local()
+            mpix_marshal::testing::mpi::local()
                 .datatype(p)
-                .map_or(0, |t| mpix_marshal::mpi::geometry(t).unwrap().size)
+                .map_or(0, |t| mpix_marshal::testing::mpi::geometry(t).unwrap().size)
         })
     }
 
@@ -860,7 +860,7 @@ fn naive<H: SignatureHash>(tree: &Node, layout: &Layout, budget: u64) -> (u64, D
 }
 
 fn naive_crc(tree: &Node, layout: &Layout, budget: u64) -> (u64, Duration, u64) {
-    use mpix_marshal::signature::crc::{crc32_update, record};
+    use mpix_marshal::testing::signature::crc::{crc32_update, record};
     let mut left = budget;
     let mut crc = 0u32;
     let mut last: Option<(BasicType, [u8; 4])> = None;

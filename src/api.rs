@@ -1,17 +1,17 @@
 //! The safe Rust API. The C functions in `capi` are thin wrappers over it.
 
-use crate::cache;
-use crate::decode::{self, decode};
-use crate::direct;
-use crate::encode::encode;
 use crate::error::{Error, Result};
-use crate::external::{self, Encoding};
+use crate::format::external::{self, Encoding};
+use crate::format::sink::Sink;
+use crate::format::tree::Node;
+use crate::format::{compressed, internal};
+use crate::marshal::cache;
+use crate::marshal::{self, decode};
 use crate::mpi::{self, Datatype};
 use crate::scratch::with_buffer;
 use crate::signature::{self, HashKind};
-use crate::sink::Sink;
-use crate::tree::Node;
-use crate::{compressed, internal};
+use crate::unmarshal::direct;
+use crate::unmarshal::encode;
 use std::ffi::CStr;
 
 /// How a datatype is represented as bytes (the paper's `typerep`).
@@ -85,8 +85,8 @@ fn marshal_with<R>(
                 Encoding::Xdr,
             ),
         };
-        let mut stream = [0u8; decode::PREDEFINED_MAX];
-        let n = decode::predefined(p, header, at, enc, &mut stream)?;
+        let mut stream = [0u8; marshal::PREDEFINED_MAX];
+        let n = marshal::predefined(p, header, at, enc, &mut stream)?;
         return if rep == Representation::Compressed {
             compressed_then(&stream[..n], f)
         } else {
@@ -187,7 +187,7 @@ pub fn unmarshal(rep: Representation, bytes: &[u8]) -> Result<Datatype> {
 }
 
 /// An external (`Xdr`) or internal (`Native`) stream rebuilt: by the
-/// direct path (`crate::direct`) when it takes the stream, else by the
+/// direct path (`crate::unmarshal::direct`) when it takes the stream, else by the
 /// tree path, which also words every error.
 fn rebuild(bytes: &[u8], enc: Encoding, typerep: &'static CStr) -> Result<Datatype> {
     if let Some(built) = direct_path(bytes, enc)? {

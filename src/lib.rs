@@ -2,37 +2,63 @@
 //!
 //! The library implements the `MPIX_Type_marshal` extension proposed by
 //! Kimpe, Goodell and Ross ("MPI Datatype Marshalling: A Case Study in
-//! Datatype Equivalence", EuroMPI 2010). The architecture follows the data:
+//! Datatype Equivalence", EuroMPI 2010). The modules follow the data:
 //!
-//! * [`decode`]: MPI datatype → [`tree::Node`] (envelope/contents calls),
-//! * [`external`]: tree ↔ portable bytes (`spec/external.md`),
-//! * [`encode`]: tree → new MPI datatype (constructor calls),
-//! * [`signature`]: signature counts and hashes over the tree, [`compare`]:
+//! * `format`: the wire formats and the tree they describe, no MPI,
+//! * `mpi`: the only module that calls MPI (and the C shim),
+//! * `marshal`: MPI datatype → bytes or tree (envelope/contents calls,
+//!   the per-type cache, attributes),
+//! * `unmarshal`: bytes or tree → new MPI datatype (constructor calls),
+//! * `signature`: signature counts and hashes over the tree; `compare`:
 //!   equivalence of two datatypes at five levels,
-//! * [`api`]: the safe Rust API, and `capi`: the C API at the edge.
+//! * `api`: the safe Rust API below, and `capi`: the C API at the edge.
 //!
-//! Everything implementation-specific about MPI lives in [`mpi`] and the C
-//! shim it wraps.
+//! The modules are private; this page is the Rust API. (`testing` exposes
+//! internals to the crate's own tests, fuzz targets and benches only.)
 
-pub mod api;
-pub mod attributes;
-mod cache;
-pub mod capi;
-pub mod codes;
-pub mod compare;
-pub mod compressed;
-pub mod decode;
-mod direct;
-pub mod encode;
-pub mod error;
-pub mod external;
-pub mod internal;
-pub mod mpi;
+mod api;
+mod capi;
+mod compare;
+mod error;
+mod format;
+mod marshal;
+mod mpi;
 mod scratch;
-pub mod signature;
-pub mod sink;
-pub mod tree;
+mod signature;
+mod unmarshal;
 
 pub use api::{marshal, marshal_into, marshal_size, read, type_tree, unmarshal, Representation};
 pub use compare::{compare, Comparison, Level};
 pub use error::{Error, Result};
+pub use format::codes::{Combiner, Distribution, Order, Predefined};
+pub use format::tree::{Attribute, Bounds, Kind, Node};
+pub use mpi::Datatype;
+pub use signature::{signature_hash, HashKind};
+
+/// Internals for this crate's tests, fuzz targets and benches: not part of
+/// the API, and may change in any release.
+#[doc(hidden)]
+pub mod testing {
+    pub use crate::format::{codes, compressed, external, internal, sink, tree};
+    pub mod api {
+        pub use crate::api::*;
+    }
+    pub mod capi {
+        pub use crate::capi::*;
+    }
+    pub mod marshal {
+        pub use crate::marshal::*;
+    }
+    pub mod attributes {
+        pub use crate::marshal::attributes::*;
+    }
+    pub mod mpi {
+        pub use crate::mpi::*;
+    }
+    pub mod signature {
+        pub use crate::signature::*;
+    }
+    pub mod unmarshal {
+        pub use crate::unmarshal::*;
+    }
+}

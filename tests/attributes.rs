@@ -7,8 +7,8 @@ mod common;
 use common::blob::{blob_marshal, blob_size, get_blob};
 use common::{contiguous, free, init, named, ok, set_name, vector};
 use mpi_sys as ffi;
-use mpix_marshal::attributes::{self, Keyval};
-use mpix_marshal::mpi::{Datatype, MPI_Aint};
+use mpix_marshal::testing::attributes::{self, Keyval};
+use mpix_marshal::testing::mpi::{Datatype, MPI_Aint};
 use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int, c_void};
@@ -129,7 +129,7 @@ fn attributes_round_trip_at_every_level() {
     set_blob(outer, outer_k, &[1, 2, 3, 4, 5]);
     // Open MPI's MPI_Type_get_contents returns duplicates that carry no
     // attributes, so only the root's attributes are visible there.
-    let nested_visible = mpix_marshal::mpi::local().constants.is_open_mpi == 0;
+    let nested_visible = mpix_marshal::testing::mpi::local().constants.is_open_mpi == 0;
     let expected: Vec<Vec<String>> = if nested_visible {
         vec![
             vec!["test.roundtrip.outer".into()],
@@ -162,7 +162,7 @@ fn attributes_round_trip_at_every_level() {
 /// with every unmarshal callback run, on either MPI.
 #[test]
 fn nested_attributes_in_a_stream_are_all_set() {
-    use mpix_marshal::tree::{Attribute, Kind, Node};
+    use mpix_marshal::testing::tree::{Attribute, Kind, Node};
     init();
     let (a, b) = (create_keyval(), create_keyval());
     register(a, "test.nested.a");
@@ -173,7 +173,7 @@ fn nested_attributes_in_a_stream_are_all_set() {
     };
     let mut inner = Node::new(Kind::Contiguous {
         count: 2,
-        old: Box::new(Node::named(mpix_marshal::codes::Predefined(0x209))),
+        old: Box::new(Node::named(mpix_marshal::testing::codes::Predefined(0x209))),
     });
     inner.attrs = vec![
         attr("test.nested.a", b"inner a"),
@@ -185,14 +185,14 @@ fn nested_attributes_in_a_stream_are_all_set() {
     });
     outer.attrs = vec![attr("test.nested.b", b"outer b")];
     let mut bytes = Vec::new();
-    mpix_marshal::external::write(&outer, &mut bytes).unwrap();
+    mpix_marshal::testing::external::write(&outer, &mut bytes).unwrap();
     let before = UNMARSHALLED.load(std::sync::atomic::Ordering::SeqCst);
     let back = unmarshal(Representation::External, &bytes).unwrap();
     let calls = UNMARSHALLED.load(std::sync::atomic::Ordering::SeqCst) - before;
     assert!(calls >= 3, "{calls} unmarshal callbacks ran, expected 3");
     assert_eq!(get_blob(back, b).unwrap(), b"outer b");
     assert_eq!(get_blob(back, a), None);
-    if mpix_marshal::mpi::local().constants.is_open_mpi == 0 {
+    if mpix_marshal::testing::mpi::local().constants.is_open_mpi == 0 {
         assert_eq!(type_tree(back).unwrap(), outer);
     }
     free(back);

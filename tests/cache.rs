@@ -6,7 +6,7 @@ mod common;
 #[path = "pmpi/mod.rs"]
 mod pmpi;
 use common::*;
-use mpix_marshal::tree::Kind;
+use mpix_marshal::testing::tree::Kind;
 use mpix_marshal::{marshal, type_tree, unmarshal, Representation};
 
 const REPS: [Representation; 3] = [
@@ -38,7 +38,7 @@ fn a_second_marshal_sees_new_names() {
             Some(format!("outer {rep:?}").as_bytes())
         );
         let inner_name = tree.children()[0].name.clone();
-        if mpix_marshal::mpi::local().constants.is_open_mpi == 0 {
+        if mpix_marshal::testing::mpi::local().constants.is_open_mpi == 0 {
             // MPICH's get_contents returns the very inner handle; Open
             // MPI's returns a duplicate named after the inner type then.
             assert_eq!(
@@ -84,7 +84,7 @@ fn a_dup_of_a_cached_type_is_a_dup() {
 #[test]
 fn a_repeated_marshal_skips_the_traversal() {
     init();
-    let open_mpi = mpix_marshal::mpi::local().constants.is_open_mpi != 0;
+    let open_mpi = mpix_marshal::testing::mpi::local().constants.is_open_mpi != 0;
     for rep in REPS {
         let t = hdf5_complex(false);
         let queries = |f: &mut dyn FnMut()| {

@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use mpix_marshal::mpi::{Datatype, MPI_Aint};
+use mpix_marshal::testing::mpi::{Datatype, MPI_Aint};
 use mpix_marshal::{compare, Level};
 
 /// Equal at `equal_up_to` and every weaker level, different at the next.

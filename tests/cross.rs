@@ -15,7 +15,7 @@ use std::fs;
 use std::path::PathBuf;
 
 fn implementation() -> &'static str {
-    if mpix_marshal::mpi::local().constants.is_open_mpi != 0 {
+    if mpix_marshal::testing::mpi::local().constants.is_open_mpi != 0 {
         "openmpi"
     } else {
         "mpich"
@@ -33,8 +33,8 @@ fn fnv(bytes: &[u8]) -> u64 {
 /// padding bytes of the output as they were, where Open MPI copies all 16
 /// bytes from the source: the same typemap packs to other bytes on the two
 /// MPIs, so such packed bytes are compared only within one MPI.
-fn holds_long_double(n: &mpix_marshal::tree::Node) -> bool {
-    use mpix_marshal::tree::Kind;
+fn holds_long_double(n: &mpix_marshal::testing::tree::Node) -> bool {
+    use mpix_marshal::testing::tree::Kind;
     match n.kind {
         Kind::Named(p) => matches!(p.0, 0x220 | 0x224 | 0x225 | 0x22d),
         _ => n.children().iter().any(holds_long_double),
@@ -44,7 +44,10 @@ fn holds_long_double(n: &mpix_marshal::tree::Node) -> bool {
 /// Whether some level of the writer's tree recorded other bounds than the
 /// same level of the type built here: the two MPIs pad that level
 /// differently (spec/external.md §5.6).
-fn pads_otherwise(written: &mpix_marshal::tree::Node, here: &mpix_marshal::tree::Node) -> bool {
+fn pads_otherwise(
+    written: &mpix_marshal::testing::tree::Node,
+    here: &mpix_marshal::testing::tree::Node,
+) -> bool {
     let differ = matches!((written.bounds, here.bounds), (Some(a), Some(b)) if a != b);
     differ
         || written
@@ -60,8 +63,8 @@ fn geometry_of(obs: &str) -> &str {
     &obs[..end]
 }
 
-fn observables(t: mpix_marshal::mpi::Datatype) -> String {
-    let g = mpix_marshal::mpi::geometry(t).unwrap();
+fn observables(t: mpix_marshal::testing::mpi::Datatype) -> String {
+    let g = mpix_marshal::testing::mpi::geometry(t).unwrap();
     let mut s = format!(
         "{} {} {} {} {}",
         g.size, g.lb, g.extent, g.true_lb, g.true_extent
@@ -166,7 +169,7 @@ fn streams_cross_between_implementations() {
                 // counts beyond a C int on an MPI without _c constructors.
                 Err(Error::Unsupported(msg)) => {
                     assert!(
-                        !mpix_marshal::mpi::local().has_large_count()
+                        !mpix_marshal::testing::mpi::local().has_large_count()
                             && msg.contains("large-count"),
                         "{what}: refused: {msg}"
                     );

@@ -5,12 +5,12 @@
 
 mod common;
 use common::*;
-use mpix_marshal::api::unmarshal_direct;
-use mpix_marshal::codes::Combiner;
-use mpix_marshal::encode::encode;
-use mpix_marshal::external::int_fields;
-use mpix_marshal::mpi::{self, Datatype};
-use mpix_marshal::tree::{validate, Kind, Node};
+use mpix_marshal::testing::api::unmarshal_direct;
+use mpix_marshal::testing::codes::Combiner;
+use mpix_marshal::testing::external::int_fields;
+use mpix_marshal::testing::mpi::{self, Datatype};
+use mpix_marshal::testing::tree::{validate, Kind, Node};
+use mpix_marshal::testing::unmarshal::encode;
 use mpix_marshal::{marshal, read, type_tree, unmarshal, Representation};
 
 const REPS: [Representation; 3] = [

@@ -18,12 +18,12 @@ mod pmpi;
 
 use common::*;
 use mpi_sys as ffi;
-use mpix_marshal::attributes;
-use mpix_marshal::capi::*;
-use mpix_marshal::codes::{Predefined, PREDEFINED};
-use mpix_marshal::compressed::{MAGIC_DEFLATE, MAGIC_STORED};
-use mpix_marshal::mpi::{self as mpi, Datatype, MPI_Aint, MPI_Count};
-use mpix_marshal::tree::{Kind, Node};
+use mpix_marshal::testing::attributes;
+use mpix_marshal::testing::capi::*;
+use mpix_marshal::testing::codes::{Predefined, PREDEFINED};
+use mpix_marshal::testing::compressed::{MAGIC_DEFLATE, MAGIC_STORED};
+use mpix_marshal::testing::mpi::{self as mpi, Datatype, MPI_Aint, MPI_Count};
+use mpix_marshal::testing::tree::{Kind, Node};
 use mpix_marshal::{marshal, Representation};
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
@@ -424,7 +424,7 @@ fn corrupt() {
         k,
         &["byte 4", "signature hash"],
     );
-    let at = mpix_marshal::external::HEADER_LEN;
+    let at = mpix_marshal::testing::external::HEADER_LEN;
     let combiner = with(&ext, at + 3, 99);
     expect_error(
         "combiner 99",
@@ -573,7 +573,7 @@ fn unsupported() {
         );
     }
     // A name longer than this MPI takes (Open MPI: 63 bytes).
-    if local.max_name_len() < mpix_marshal::tree::MAX_NAME_LEN {
+    if local.max_name_len() < mpix_marshal::testing::tree::MAX_NAME_LEN {
         let mut long = Node::new(Kind::Dup(Box::new(int_node())));
         long.name = Some(vec![b'n'; local.max_name_len() + 1]);
         expect_error(
@@ -768,14 +768,14 @@ fn invalid_argument_undecodable_arguments() {
             })
             .collect()
     };
-    let ext = [&mpix_marshal::external::header(0)[..], &body(true)].concat();
+    let ext = [&mpix_marshal::testing::external::header(0)[..], &body(true)].concat();
     let stored = [
         &MAGIC_STORED.to_be_bytes()[..],
         &(ext.len() as u32).to_be_bytes(),
         &ext,
     ]
     .concat();
-    let internal = [&mpix_marshal::internal::header()[..], &body(false)].concat();
+    let internal = [&mpix_marshal::testing::internal::header()[..], &body(false)].concat();
     for (rep, bytes) in [
         (Representation::External, ext),
         (Representation::Internal, internal),

@@ -6,9 +6,9 @@
 
 mod common;
 use common::*;
-use mpix_marshal::external::{FLAG_BOUNDS, FLAG_CORRECTION, HEADER_LEN};
-use mpix_marshal::mpi::{self, Datatype};
-use mpix_marshal::tree::{Bounds, Kind, Node};
+use mpix_marshal::testing::external::{FLAG_BOUNDS, FLAG_CORRECTION, HEADER_LEN};
+use mpix_marshal::testing::mpi::{self, Datatype};
+use mpix_marshal::testing::tree::{Bounds, Kind, Node};
 use mpix_marshal::{compare, marshal, read, type_tree, unmarshal, Level, Representation};
 
 const REPS: [Representation; 3] = [
@@ -30,7 +30,7 @@ fn bounds_of(t: Datatype) -> Bounds {
 /// correction.
 fn assert_recorded_everywhere(what: &str, n: &Node) {
     assert!(!n.correction, "{what}: a correction where none is needed");
-    if mpix_marshal::tree::records_bounds(n.combiner()) {
+    if mpix_marshal::testing::tree::records_bounds(n.combiner()) {
         assert!(
             n.bounds.is_some(),
             "{what}: {:?} without bounds",
@@ -99,7 +99,8 @@ fn nested_and_misaligned_types_keep_their_bounds() {
             let back = unmarshal(rep, &bytes).unwrap();
             assert_same(&what, t, back, true);
             let via_tree =
-                mpix_marshal::encode::encode(&read(rep, &bytes).unwrap(), rep.c_name()).unwrap();
+                mpix_marshal::testing::unmarshal::encode(&read(rep, &bytes).unwrap(), rep.c_name())
+                    .unwrap();
             assert_same(&what, t, via_tree, true);
             assert_recorded_everywhere(&what, &type_tree(back).unwrap());
             free(back);
@@ -110,7 +111,7 @@ fn nested_and_misaligned_types_keep_their_bounds() {
 }
 
 fn dbl() -> Node {
-    Node::named(mpix_marshal::codes::Predefined(0x214))
+    Node::named(mpix_marshal::testing::codes::Predefined(0x214))
 }
 
 /// `struct {2 × MPI_DOUBLE at 0, 12}`, the struct MPICH gives extent 20
@@ -212,7 +213,7 @@ fn a_nested_correction_fixes_the_levels_above() {
     });
     let bytes = stream_of(&tree);
     assert!(
-        mpix_marshal::api::unmarshal_direct(Representation::External, &bytes).is_none(),
+        mpix_marshal::testing::api::unmarshal_direct(Representation::External, &bytes).is_none(),
         "the direct path took a stream it cannot build right"
     );
     let back = unmarshal(Representation::External, &bytes).unwrap();
@@ -285,7 +286,7 @@ fn check_flags(what: &str, tree: &Node, bytes: &[u8]) {
     }
     assert_eq!(
         word & FLAG_BOUNDS != 0,
-        mpix_marshal::tree::records_bounds(tree.combiner()),
+        mpix_marshal::testing::tree::records_bounds(tree.combiner()),
         "{what}: BOUNDS flag"
     );
 }

@@ -4,9 +4,9 @@
 
 mod common;
 use common::*;
-use mpix_marshal::codes::Predefined;
-use mpix_marshal::external::{self, Encoding, HEADER_LEN};
-use mpix_marshal::tree::{Kind, Node};
+use mpix_marshal::testing::codes::Predefined;
+use mpix_marshal::testing::external::{self, Encoding, HEADER_LEN};
+use mpix_marshal::testing::tree::{Kind, Node};
 use mpix_marshal::{marshal, read, unmarshal, Representation};
 
 const REPS: [Representation; 3] = [
@@ -108,7 +108,7 @@ fn mpi1_combiners_rebuild_to_the_same_tree_but_their_form() {
 #[test]
 fn alias_codes_rebuild_to_the_alias_handle() {
     init();
-    let local = mpix_marshal::mpi::local();
+    let local = mpix_marshal::testing::mpi::local();
     for code in [0x390, 0x391, 0x392] {
         let alias = Predefined(code);
         let Some(handle) = local.datatype(alias) else {
@@ -154,7 +154,7 @@ fn subarray_of_more_than_2_pow_128_elements_marshals_a_stream_that_reads() {
     body.push(0x0247_0065); // MPI_BYTE
     let bytes = stream(&body);
     let tree = read(Representation::External, &bytes).unwrap();
-    if !mpix_marshal::mpi::local().has_large_count() {
+    if !mpix_marshal::testing::mpi::local().has_large_count() {
         // This MPI (Open MPI 4.1) cannot build the type: refused, not misread.
         let err = unmarshal(Representation::External, &bytes).unwrap_err();
         assert!(err.to_string().contains("large-count"), "{err}");
@@ -178,7 +178,7 @@ fn subarray_of_more_than_2_pow_128_elements_marshals_a_stream_that_reads() {
 #[test]
 fn compressed_errors_do_not_depend_on_earlier_calls() {
     use flate2::{write::DeflateEncoder, Compression};
-    use mpix_marshal::compressed::MAGIC_DEFLATE;
+    use mpix_marshal::testing::compressed::MAGIC_DEFLATE;
     use std::io::Write;
     init();
     let c = Representation::Compressed;

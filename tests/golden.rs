@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use mpix_marshal::mpi::Datatype;
+use mpix_marshal::testing::mpi::Datatype;
 use mpix_marshal::{marshal, type_tree, unmarshal, Representation};
 use std::path::Path;
 

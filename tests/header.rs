@@ -1,4 +1,4 @@
-//! The checked-in C header is what cbindgen generates from src/capi.rs.
+//! The checked-in C header is what cbindgen generates from src/capi/mod.rs.
 //! Fails when it is stale; `MPIX_UPDATE_HEADER=1` rewrites it.
 
 use std::path::Path;
@@ -10,7 +10,7 @@ fn header_is_up_to_date() {
     let mut generated = Vec::new();
     cbindgen::Builder::new()
         .with_config(config)
-        .with_src(root.join("src/capi.rs"))
+        .with_src(root.join("src/capi/mod.rs"))
         .generate()
         .expect("cbindgen")
         .write(&mut generated);

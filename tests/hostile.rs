@@ -3,8 +3,8 @@
 
 mod common;
 use common::*;
-use mpix_marshal::external::{self, Encoding, MAGIC, VERSION};
-use mpix_marshal::signature::{self, HashKind};
+use mpix_marshal::testing::external::{self, Encoding, MAGIC, VERSION};
+use mpix_marshal::testing::signature::{self, HashKind};
 use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
 
 const REPS: [Representation; 3] = [
@@ -16,7 +16,7 @@ const REPS: [Representation; 3] = [
 fn unmarshal_ok_or_refused(rep: Representation, bytes: &[u8], what: &str) {
     match unmarshal(rep, bytes) {
         Ok(t) => {
-            mpix_marshal::mpi::geometry(t)
+            mpix_marshal::testing::mpi::geometry(t)
                 .unwrap_or_else(|e| panic!("{what}: decoded into an unusable type: {e}"));
             if !type_tree(t).unwrap().is_predefined() {
                 free(t);
@@ -326,7 +326,7 @@ fn nesting_past_the_limit_is_refused_without_overflow() {
             let err = external::read(&words(&w)).expect_err("too deep");
             assert!(err.to_string().contains("deeper than"), "{err}");
             // At the limit itself it still works.
-            let depth = mpix_marshal::tree::MAX_DEPTH - 1;
+            let depth = mpix_marshal::testing::tree::MAX_DEPTH - 1;
             let mut w = vec![MAGIC, VERSION << 29, 0];
             w.extend(std::iter::repeat_n(102u32, depth));
             w.push(INT);
@@ -343,7 +343,7 @@ fn nesting_past_the_limit_is_refused_without_overflow() {
 #[test]
 fn compressed_streams_are_bounded() {
     use flate2::{write::DeflateEncoder, Compression};
-    use mpix_marshal::compressed::{
+    use mpix_marshal::testing::compressed::{
         to_varints, MAGIC_DEFLATE, MAGIC_DEFLATE_V1, MAGIC_STORED, MAGIC_VARINTS, MAX_EXPANDED,
     };
     use std::io::Write;

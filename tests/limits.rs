@@ -35,13 +35,14 @@ mod common;
 
 use common::*;
 use flate2::{Compress, Compression, FlushCompress};
-use mpix_marshal::compressed::{
+use mpix_marshal::testing::compressed::{
     max_claim, to_varints, MAGIC_DEFLATE, MAGIC_STORED, MAX_EXPANDED, MAX_RATIO, RATIO_SLACK,
 };
-use mpix_marshal::external::{Encoding, HEADER_LEN};
-use mpix_marshal::signature::{signature_hash, HashKind};
-use mpix_marshal::tree::{MAX_DEPTH, MAX_NAME_LEN};
-use mpix_marshal::{external, internal, read, unmarshal, Error, Representation};
+use mpix_marshal::testing::external::{Encoding, HEADER_LEN};
+use mpix_marshal::testing::signature::{signature_hash, HashKind};
+use mpix_marshal::testing::tree::{MAX_DEPTH, MAX_NAME_LEN};
+use mpix_marshal::testing::{external, internal};
+use mpix_marshal::{read, unmarshal, Error, Representation};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 

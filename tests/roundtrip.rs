@@ -110,7 +110,7 @@ fn zero_size_types_carry_no_automatic_name() {
             structure(&[1, 1], &[0, 8], &[int, empty]),
         ),
     ];
-    fn names(n: &mpix_marshal::tree::Node, out: &mut Vec<String>) {
+    fn names(n: &mpix_marshal::testing::tree::Node, out: &mut Vec<String>) {
         if let Some(name) = &n.name {
             out.push(String::from_utf8_lossy(name).into_owned());
         }

@@ -6,9 +6,9 @@
 mod common;
 use common::*;
 use mpi_sys as ffi;
-use mpix_marshal::codes::Predefined;
-use mpix_marshal::mpi::{self, shim, Datatype, MPI_Count};
-use mpix_marshal::signature::{
+use mpix_marshal::testing::codes::Predefined;
+use mpix_marshal::testing::mpi::{self, shim, Datatype, MPI_Count};
+use mpix_marshal::testing::signature::{
     first_difference, fold, signature_count, signature_hash, signature_summary, BasicType,
     HashKind, Signature, SignatureMonoid, Verdict,
 };
@@ -53,7 +53,7 @@ impl SignatureMonoid for Histogram {
 fn basic_size(b: BasicType) -> Option<i64> {
     // Portable -1 is the local MPI_UNDEFINED.
     let arg = |v: i64| {
-        if v == mpix_marshal::codes::UNDEFINED {
+        if v == mpix_marshal::testing::codes::UNDEFINED {
             ffi::MPI_UNDEFINED as c_int
         } else {
             v as c_int
@@ -410,11 +410,11 @@ fn large_counts_are_exact() {
 fn every_predefined_type_this_mpi_has_hashes() {
     init();
     let mut seen = BTreeMap::new();
-    for &(code, name) in mpix_marshal::codes::PREDEFINED {
+    for &(code, name) in mpix_marshal::testing::codes::PREDEFINED {
         let Some(t) = try_named(name) else { continue };
         let tree = type_tree(t).unwrap();
         let n = signature_count(&tree).unwrap();
-        let expect = mpix_marshal::signature::basic_types(Predefined(code))
+        let expect = mpix_marshal::testing::signature::basic_types(Predefined(code))
             .unwrap()
             .as_slice()
             .len() as u128;

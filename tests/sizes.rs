@@ -3,18 +3,18 @@
 
 mod common;
 use common::*;
-use mpix_marshal::codes::Predefined;
-use mpix_marshal::tree::{Kind, Node};
+use mpix_marshal::testing::codes::Predefined;
+use mpix_marshal::testing::tree::{Kind, Node};
 use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
 
-fn size_of(t: mpix_marshal::mpi::Datatype) -> usize {
+fn size_of(t: mpix_marshal::testing::mpi::Datatype) -> usize {
     marshal(Representation::External, t).unwrap().len()
 }
 
 #[test]
 fn named_is_at_most_16_bytes() {
     init();
-    for (_, name) in mpix_marshal::codes::PREDEFINED {
+    for (_, name) in mpix_marshal::testing::codes::PREDEFINED {
         if let Some(t) = try_named(name) {
             assert_eq!(size_of(t), 16, "{name}");
         }
@@ -42,7 +42,7 @@ fn hdf5_complex_is_at_most_832_bytes() {
         let n = size_of(t);
         println!("HDF5 complex, LB/UB form: {n} bytes");
         assert!(n <= 832, "{n} bytes");
-        let g = mpix_marshal::mpi::geometry(t).unwrap();
+        let g = mpix_marshal::testing::mpi::geometry(t).unwrap();
         assert_eq!(
             (g.size, g.lb, g.extent),
             (5000, 0, 200000),
@@ -61,8 +61,8 @@ fn large_count_constructors_are_recorded() {
     init();
     let int = named("MPI_INT");
     let mut o = null();
-    let rc = unsafe { mpix_marshal::mpi::shim::mpixm_type_contiguous_c(7, int, &mut o) };
-    if !mpix_marshal::mpi::local().has_large_count() {
+    let rc = unsafe { mpix_marshal::testing::mpi::shim::mpixm_type_contiguous_c(7, int, &mut o) };
+    if !mpix_marshal::testing::mpi::local().has_large_count() {
         assert_ne!(rc, 0, "an MPI-3 shim built a _c constructor");
         let large = |count: i64| {
             let mut n = Node::new(Kind::Contiguous {
@@ -73,7 +73,10 @@ fn large_count_constructors_are_recorded() {
             unmarshal(Representation::External, &stream_of(&n))
         };
         let small = large(7).expect("a large node that fits a C int rebuilds");
-        assert_eq!(mpix_marshal::mpi::geometry(small).unwrap().size, 28);
+        assert_eq!(
+            mpix_marshal::testing::mpi::geometry(small).unwrap().size,
+            28
+        );
         free(small);
         match large(1 << 31) {
             Err(Error::Unsupported(msg)) => assert!(msg.contains("large-count"), "{msg}"),

@@ -7,7 +7,7 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use mpix_marshal::mpi::{self, Datatype};
+use mpix_marshal::testing::mpi::{self, Datatype};
 use mpix_marshal::{marshal, type_tree, unmarshal, Representation};
 use mpix_marshal_fuzz::{register_keyvals, set_blob, REPS};
 use std::path::{Path, PathBuf};

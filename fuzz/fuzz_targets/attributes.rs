@@ -9,12 +9,12 @@
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
-use mpix_marshal::attributes::MAX_ATTR_VALUE;
-use mpix_marshal::codes::Predefined;
-use mpix_marshal::compressed;
-use mpix_marshal::external::{self, Encoding, HEADER_LEN};
-use mpix_marshal::sink::Sink;
-use mpix_marshal::tree::{Attribute, Kind, Node, MAX_ATTR_NAME_LEN, MAX_NAME_LEN};
+use mpix_marshal::testing::attributes::MAX_ATTR_VALUE;
+use mpix_marshal::testing::codes::Predefined;
+use mpix_marshal::testing::compressed;
+use mpix_marshal::testing::external::{self, Encoding, HEADER_LEN};
+use mpix_marshal::testing::sink::Sink;
+use mpix_marshal::testing::tree::{Attribute, Kind, Node, MAX_ATTR_NAME_LEN, MAX_NAME_LEN};
 use mpix_marshal::{unmarshal, Representation};
 use mpix_marshal_fuzz::{
     as_rebuilt, assert_parse_error, assert_read_error, check_decoded, check_rebuilt,

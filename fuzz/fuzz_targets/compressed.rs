@@ -4,11 +4,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mpix_marshal::compressed::{
+use mpix_marshal::testing::compressed::{
     self, max_claim, HEADER_LEN, MAGIC_DEFLATE, MAGIC_VARINTS, MAX_EXPANDED,
 };
-use mpix_marshal::external::{self, Encoding};
-use mpix_marshal::sink::Sink;
+use mpix_marshal::testing::external::{self, Encoding};
+use mpix_marshal::testing::sink::Sink;
 use mpix_marshal::{read, Representation};
 use mpix_marshal_fuzz::{assert_parse_error, assert_read_error, check_decoded};
 

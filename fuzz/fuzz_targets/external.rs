@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mpix_marshal::external::{self, Encoding, HEADER_LEN};
+use mpix_marshal::testing::external::{self, Encoding, HEADER_LEN};
 use mpix_marshal::Error;
 use mpix_marshal_fuzz::{assert_parse_error, assert_read_error, check_decoded};
 

@@ -8,10 +8,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mpix_marshal::api::unmarshal_direct;
-use mpix_marshal::compressed::MAGIC_STORED;
-use mpix_marshal::mpi;
-use mpix_marshal::tree::validate;
+use mpix_marshal::testing::api::unmarshal_direct;
+use mpix_marshal::testing::compressed::MAGIC_STORED;
+use mpix_marshal::testing::mpi;
+use mpix_marshal::testing::tree::validate;
 use mpix_marshal::{read, unmarshal, Representation};
 use mpix_marshal_fuzz::{
     as_rebuilt, assert_read_error, check_decoded, check_rebuilt, mpi_init, REPS,

@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mpix_marshal::internal::{self, HEADER_LEN};
+use mpix_marshal::testing::internal::{self, HEADER_LEN};
 use mpix_marshal_fuzz::{assert_parse_error, check_decoded};
 
 fn check(data: &[u8]) {

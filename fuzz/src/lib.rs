@@ -4,13 +4,13 @@
 //! a crash together with the input.
 
 use mpi_sys as ffi;
-use mpix_marshal::attributes::{self, Keyval};
-use mpix_marshal::codes::Predefined;
-use mpix_marshal::compressed;
-use mpix_marshal::external;
-use mpix_marshal::mpi::{self, Datatype, MPI_Aint};
-use mpix_marshal::sink::Sink;
-use mpix_marshal::tree::{self, Kind, Node};
+use mpix_marshal::testing::attributes::{self, Keyval};
+use mpix_marshal::testing::codes::Predefined;
+use mpix_marshal::testing::compressed;
+use mpix_marshal::testing::external;
+use mpix_marshal::testing::mpi::{self, Datatype, MPI_Aint};
+use mpix_marshal::testing::sink::Sink;
+use mpix_marshal::testing::tree::{self, Kind, Node};
 use mpix_marshal::{marshal, read, Error, Representation};
 use std::ffi::CString;
 use std::os::raw::{c_char, c_int, c_void};

@@ -4,8 +4,8 @@
 //! level by level, never by expanding.
 
 use crate::error::Result;
+use crate::format::tree::{Kind, Node};
 use crate::signature::signature_count;
-use crate::tree::{Kind, Node};
 
 /// A human-readable path to element `index` of `root`, such as
 /// `root STRUCT member 1, copy 0 > VECTOR block 3, element 0 > MPI_DOUBLE`.

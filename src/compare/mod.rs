@@ -20,12 +20,12 @@ mod locate;
 mod typemap;
 
 use crate::api::type_tree;
-use crate::codes::Predefined;
 use crate::error::{Error, Result};
-use crate::external::int_fields;
+use crate::format::codes::Predefined;
+use crate::format::external::int_fields;
+use crate::format::tree::{Kind, Node};
 use crate::mpi::Datatype;
 use crate::signature::Signature;
-use crate::tree::{Kind, Node};
 
 /// How strictly two datatypes are compared. The numbers are the C
 /// constants `MPIX_COMPARE_*`.
@@ -208,7 +208,7 @@ fn tree_difference_at(a: &Node, b: &Node, detail: Detail, path: &mut String) -> 
     }
     if detail >= Detail::Attributes && a.attrs != b.attrs {
         let i = a.attrs.iter().zip(&b.attrs).position(|(x, y)| x != y);
-        let show = |x: Option<&crate::tree::Attribute>| match x {
+        let show = |x: Option<&crate::format::tree::Attribute>| match x {
             Some(x) => format!(
                 "{:?} ({} bytes)",
                 String::from_utf8_lossy(&x.name),

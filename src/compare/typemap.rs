@@ -17,13 +17,13 @@
 //! the whole typemap if the two are equal after all.
 
 use super::{locate, Comparison, Level};
-use crate::codes::{Distribution, Order, Predefined, DFLT_DARG};
-use crate::decode::is_derived;
 use crate::error::{Error, Result};
+use crate::format::codes::{Distribution, Order, Predefined, DFLT_DARG};
+use crate::format::tree::{Kind, Node};
+use crate::marshal::is_derived;
 use crate::mpi::{self, Contents, Datatype};
 use crate::signature::fold::for_each_repetition;
 use crate::signature::{basic_types, BasicType};
-use crate::tree::{Kind, Node};
 
 /// The typemap of a type, structurally. Offsets and strides are in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,7 +122,7 @@ fn markers(node: &Node) -> Result<(bool, bool)> {
 /// The layout of `t`, whose tree is `node`; the extents of inner levels
 /// come from MPI, through the handles get_contents returns.
 fn layout(t: Datatype, node: &Node, depth: usize) -> Result<Layout> {
-    if depth > crate::tree::MAX_DEPTH {
+    if depth > crate::format::tree::MAX_DEPTH {
         return Err(Error::unsupported("the type is nested too deeply"));
     }
     match &node.kind {

@@ -5,8 +5,8 @@
 
 pub mod shim;
 
-use crate::codes::{Combiner, Predefined};
 use crate::error::{Error, Result};
+use crate::format::codes::{Combiner, Predefined};
 pub use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
@@ -286,7 +286,7 @@ pub fn is_initialized() -> bool {
         WATCH.call_once(|| {
             // SAFETY: MPI is initialized; FINALIZED is a static that outlives MPI
             // and the hook a function that does.
-            let hook = crate::cache::release_keyval;
+            let hook = crate::marshal::cache::release_keyval;
             if unsafe { shim::mpixm_watch_finalize(&FINALIZED, hook) } == MPI_SUCCESS {
                 SEEN.store(true, Ordering::Release);
             }

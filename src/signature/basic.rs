@@ -29,8 +29,8 @@
 //! * An F90 parameterized type (`MPI_Type_create_f90_real(p, r)`, …) is one
 //!   basic type whose identity is (kind, p, r).
 
-use crate::codes::Predefined;
 use crate::error::{Error, Result};
+use crate::format::codes::Predefined;
 
 /// One element of a type signature.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -275,7 +275,7 @@ pub fn splitmix64(x: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codes::PREDEFINED;
+    use crate::format::codes::PREDEFINED;
 
     #[test]
     fn every_known_code_expands() {

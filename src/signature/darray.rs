@@ -3,8 +3,8 @@
 //! (MPI-4.1 §5.1.4): the process grid is row-major whatever the array
 //! order, and each dimension is distributed on its own.
 
-use crate::codes::{Distribution, DFLT_DARG};
 use crate::error::{Error, Result};
+use crate::format::codes::{Distribution, DFLT_DARG};
 
 /// The arguments of one DARRAY node, borrowed from the tree.
 pub(crate) struct Darray<'a> {

@@ -27,7 +27,7 @@
 use super::basic::BasicType;
 use super::fold::{walk, Algebra};
 use crate::error::{Error, Result};
-use crate::tree::Node;
+use crate::format::tree::Node;
 use std::collections::HashMap;
 use std::fmt;
 

@@ -23,9 +23,9 @@
 
 use super::basic::{basic_types, BasicType};
 use super::darray::Darray;
-use crate::codes::Predefined;
 use crate::error::{Error, Result};
-use crate::tree::{Kind, Node, MAX_DEPTH};
+use crate::format::codes::Predefined;
+use crate::format::tree::{Kind, Node, MAX_DEPTH};
 
 /// A function of type signatures that composes: the value of a
 /// concatenation from the values of the parts.

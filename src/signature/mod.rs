@@ -43,7 +43,7 @@ pub use gf::Gfd;
 pub use gropp::Gropp;
 
 use crate::error::{Error, Result};
-use crate::tree::Node;
+use crate::format::tree::Node;
 
 /// Calls the generic function `$f::<family>($a, $b)` for a `HashKind`.
 macro_rules! dispatch {

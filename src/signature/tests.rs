@@ -7,8 +7,8 @@ use super::basic::{BASIC_ORDINALS, PAIRS};
 use super::crc::{mul_mod_p, x8n_mod_p, Gf2Matrix, POLY};
 use super::default64::{pow_mod, BASE, FACTORS_OF_P_MINUS_1, P};
 use super::*;
-use crate::codes::{Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
-use crate::tree::{Kind, Node, MAX_DEPTH};
+use crate::format::codes::{Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
+use crate::format::tree::{Kind, Node, MAX_DEPTH};
 use std::time::Instant;
 
 // ---------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 
 use super::ok;
 use mpi_sys as ffi;
-use mpix_marshal::mpi::{Datatype, MPI_Aint};
+use mpix_marshal::testing::mpi::{Datatype, MPI_Aint};
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The byte string of keyval `k` on `t`, if set.

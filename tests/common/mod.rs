@@ -5,8 +5,8 @@
 pub mod blob;
 
 use mpi_sys as ffi;
-use mpix_marshal::codes::{Predefined, PREDEFINED};
-use mpix_marshal::mpi::{self, shim, Datatype, MPI_Aint, MPI_Count};
+use mpix_marshal::testing::codes::{Predefined, PREDEFINED};
+use mpix_marshal::testing::mpi::{self, shim, Datatype, MPI_Aint, MPI_Count};
 use std::os::raw::{c_int, c_void};
 use std::sync::Once;
 
@@ -669,9 +669,9 @@ pub fn extent_cases() -> Vec<(&'static str, Datatype)> {
 }
 
 /// The external stream of `tree`, with its header.
-pub fn stream_of(tree: &mpix_marshal::tree::Node) -> Vec<u8> {
+pub fn stream_of(tree: &mpix_marshal::testing::tree::Node) -> Vec<u8> {
     let mut out = Vec::new();
-    mpix_marshal::external::write(tree, &mut out).unwrap();
+    mpix_marshal::testing::external::write(tree, &mut out).unwrap();
     out
 }
 

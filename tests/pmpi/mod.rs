@@ -237,7 +237,7 @@ fn is_derived(t: T) -> bool {
     if unsafe { f(t, &mut ni, &mut na, &mut nd, &mut combiner) } != 0 {
         return false;
     }
-    let c = &mpix_marshal::mpi::local().constants;
+    let c = &mpix_marshal::testing::mpi::local().constants;
     ![c.named, c.f90_real, c.f90_complex, c.f90_integer].contains(&combiner)
 }
 

@@ -23,8 +23,8 @@ pub const HASH_AT: usize = 4;
 
 /// A NAMED node's one word: the combiner code, and the predefined type's
 /// code in the high half (§5.2).
-pub(crate) fn named_word(p: crate::codes::Predefined) -> u32 {
-    crate::codes::Combiner::Named.code() | u32::from(p.0) << 16
+pub(crate) fn named_word(p: crate::format::codes::Predefined) -> u32 {
+    crate::format::codes::Combiner::Named.code() | u32::from(p.0) << 16
 }
 
 /// The header's hyper for a signature hash (below 2^61), big-endian.
@@ -59,7 +59,7 @@ const FLAGS_KNOWN: u32 =
     FLAG_NAME | FLAG_WIDE | FLAG_LARGE | FLAG_ATTRS | FLAG_BOUNDS | FLAG_CORRECTION;
 
 /// How the node grammar is written. The external representation is XDR;
-/// the internal one (`crate::internal`) has the same grammar in the
+/// the internal one (`crate::format::internal`) has the same grammar in the
 /// machine's own byte order without padding, for speed within one program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {

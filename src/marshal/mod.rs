@@ -7,21 +7,23 @@
 //! returns is freed here, on every path; predefined and F90 handles never
 //! are.
 
-use crate::attributes::{self, Registry};
-use crate::cache::{self, Head, Held, Plan};
-use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
-use crate::external::{
+use crate::format::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
+use crate::format::external::{
     self, Encoding, FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME, FLAG_WIDE,
 };
+use crate::format::sink::Sink;
+use crate::format::tree::{records_bounds, MAX_DEPTH, MAX_NAME_LEN};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
 use crate::signature::Default64;
-use crate::sink::Sink;
-use crate::tree::{records_bounds, MAX_DEPTH, MAX_NAME_LEN};
+use attributes::Registry;
+use cache::{Head, Held, Plan};
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
+pub mod attributes;
+pub mod cache;
 mod signature;
 
 /// Appends the external stream of `datatype` to `out`. On error `out` may

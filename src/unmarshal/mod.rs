@@ -5,16 +5,18 @@
 //! refused before any handle is created. On error, every handle created so
 //! far is freed.
 
-use crate::attributes::{self, Registry};
-use crate::cache;
-use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
+use crate::format::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
+use crate::format::tree::{self, Bounds, Failure, Kind, Node};
+use crate::marshal::attributes::{self, Registry};
+use crate::marshal::cache;
 use crate::mpi::{self, check, shim, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
-use crate::tree::{self, Bounds, Failure, Kind, Node};
 use mpi_sys as ffi;
 use std::ffi::CStr;
 use std::os::raw::c_int;
+
+pub mod direct;
 
 /// Builds a new datatype from `tree`. A named tree returns the predefined
 /// handle itself; anything else is a new handle the caller must free.

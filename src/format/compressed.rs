@@ -11,8 +11,8 @@
 //! spec/compressed.md gives the bytes.
 
 use crate::error::{Error, Result};
+use crate::format::sink::Sink;
 use crate::scratch::with_buffer;
-use crate::sink::Sink;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 /// "MXDV": the deflated varint form of an external stream follows the
@@ -43,7 +43,7 @@ pub const RATIO_SLACK: usize = 64 << 10;
 /// The external stream's header: its magic word, implied by MXDV, and its
 /// version and hash, copied as they are.
 const EXT_MAGIC_LEN: usize = 4;
-const EXT_HEADER_LEN: usize = crate::external::HEADER_LEN;
+const EXT_HEADER_LEN: usize = crate::format::external::HEADER_LEN;
 
 /// The most bytes the varint form of an external stream of `len` bytes
 /// takes: its 8 header bytes, then at most 5 bytes per word.
@@ -91,7 +91,7 @@ fn from_varints(v: &[u8], len: usize, stored: Option<usize>, out: &mut Vec<u8>) 
         return bad(v.len(), "it ends inside the header".into());
     }
     out.reserve_exact(len);
-    out.extend_from_slice(&crate::external::MAGIC.to_be_bytes());
+    out.extend_from_slice(&crate::format::external::MAGIC.to_be_bytes());
     out.extend_from_slice(&v[..head]);
     let mut i = head;
     for _ in 0..(len - EXT_HEADER_LEN) / 4 {
@@ -214,7 +214,7 @@ fn compress_anew(external: &[u8], out: &mut Sink) -> Result<()> {
     // writer is only given external streams; anything else is stored).
     let shaped = external.len() >= EXT_HEADER_LEN
         && external.len() % 4 == 0
-        && external[..4] == crate::external::MAGIC.to_be_bytes();
+        && external[..4] == crate::format::external::MAGIC.to_be_bytes();
     if !shaped {
         stored(out);
         return Ok(());

@@ -27,14 +27,14 @@
 //! stream only when `read` accepts it and `encode` would make the same
 //! calls. `tests/direct.rs` and the fuzz targets check that.
 
-use crate::codes::{Combiner, Predefined};
-use crate::decode;
 use crate::error::Error;
-use crate::external::{Encoding, FLAG_BOUNDS, FLAG_NAME};
+use crate::format::codes::{Combiner, Predefined};
+use crate::format::external::{Encoding, FLAG_BOUNDS, FLAG_NAME};
+use crate::format::tree::{records_bounds, MAX_DEPTH, MAX_NAME_LEN};
+use crate::marshal;
 use crate::mpi::{self, Datatype, Local, MPI_Aint};
 use crate::scratch::with_buffer;
 use crate::signature::{Default64, SignatureMonoid};
-use crate::tree::{records_bounds, MAX_DEPTH, MAX_NAME_LEN};
 use mpi_sys as ffi;
 use std::os::raw::c_int;
 
@@ -321,7 +321,7 @@ impl<'a> Compiler<'a> {
             let p = Predefined::from_code(word >> 16)?;
             let handle = self.local.datatype(p)?;
             if self.hashing {
-                self.p.sigs.push(decode::named_signature(p).ok()?);
+                self.p.sigs.push(marshal::named_signature(p).ok()?);
             }
             self.p.steps.push(Step {
                 combiner: Combiner::Named,
@@ -641,15 +641,15 @@ fn construct(
             _ => unreachable!("compiled only for the combiners above"),
         }
     };
-    crate::encode::check_constructor(rc, combiner, false).map_err(Box::new)?;
+    crate::unmarshal::check_constructor(rc, combiner, false).map_err(Box::new)?;
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::tree::Node;
     use crate::signature::fold;
-    use crate::tree::Node;
 
     /// The four-run fold equals the member-by-member one, for every length
     /// around the run boundaries and with empty members.

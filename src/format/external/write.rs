@@ -2,8 +2,8 @@
 
 use super::{header, FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
 use crate::error::Result;
+use crate::format::tree::{Kind, Node};
 use crate::signature::{self, HashKind};
-use crate::tree::{Kind, Node};
 use xdr_codec::Pack;
 
 /// Appends the external stream of `tree` to `out`. The header's signature

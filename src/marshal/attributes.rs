@@ -11,8 +11,8 @@ use crate::capi::{
     MPIX_Type_unmarshal_attr_function,
 };
 use crate::error::{Error, Result};
+use crate::format::tree::{Attribute, MAX_ATTR_NAME_LEN};
 use crate::mpi::{self, Datatype};
-use crate::tree::{Attribute, MAX_ATTR_NAME_LEN};
 use mpi_sys::MPI_Aint;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_int, c_void};

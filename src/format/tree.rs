@@ -4,8 +4,8 @@
 //! the external writer into bytes. `validate` is the gate every tree passes
 //! before any MPI constructor sees it.
 
-use crate::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 use crate::error::{Error, Result};
+use crate::format::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG, UNDEFINED};
 
 /// Deepest tree the library marshals or unmarshals. MPI implementations
 /// themselves handle trees of this depth; far deeper streams are hostile.

@@ -6,9 +6,9 @@
 //! checked in `arg`, and outputs are written only on success.
 
 use crate::api::{self, Representation};
-use crate::attributes::{self, Keyval};
 use crate::compare::{self, Level};
 use crate::error::{Error, Result};
+use crate::marshal::attributes::{self, Keyval};
 use crate::mpi;
 use crate::signature::HashKind;
 use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype};

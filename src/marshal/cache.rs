@@ -15,7 +15,7 @@
 //! a lock and a hash lookup on every marshal).
 
 use crate::error::Result;
-use crate::external::Encoding;
+use crate::format::external::Encoding;
 use crate::mpi::{self, Datatype};
 use std::os::raw::{c_int, c_void};
 use std::sync::{Mutex, OnceLock};
@@ -96,7 +96,7 @@ impl Head {
 }
 
 const _: () = assert!(std::mem::size_of::<Head>() == 32);
-const _: () = assert!(crate::tree::MAX_DEPTH <= u16::MAX as usize);
+const _: () = assert!(crate::format::tree::MAX_DEPTH <= u16::MAX as usize);
 
 /// A recorded stream: its bytes and its derived levels in pre-order. The
 /// plan owns the handles of the inner levels (depth > 0), which

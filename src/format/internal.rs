@@ -5,8 +5,8 @@
 //! it; any other producer's stream is refused, never misread.
 
 use crate::error::{Error, Result};
-use crate::external::{self, Encoding};
-use crate::tree::Node;
+use crate::format::external::{self, Encoding};
+use crate::format::tree::Node;
 use std::sync::OnceLock;
 
 /// "MXDI", written in the machine's byte order: a reader of the other

@@ -4,8 +4,8 @@
 //! the same rules as `signature::fold` applies to a tree.
 
 use super::{Contents, Field, Seg};
-use crate::codes::{Combiner, Distribution, Predefined, PREDEFINED};
 use crate::error::{Error, Result};
+use crate::format::codes::{Combiner, Distribution, Predefined, PREDEFINED};
 use crate::signature::darray::Darray;
 use crate::signature::fold::Factors;
 use crate::signature::{BasicType, Default64, SignatureMonoid};

@@ -6,14 +6,14 @@ use super::{
     Encoding, FLAGS_KNOWN, FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME,
     FLAG_WIDE, HASH_AT, HEADER_LEN, MAGIC, VERSION,
 };
-use crate::codes::{Combiner, Distribution, Order, Predefined};
 use crate::error::{Error, Result};
-use crate::scratch::with_buffer;
-use crate::signature::{self, default64, HashKind};
-use crate::tree::{
+use crate::format::codes::{Combiner, Distribution, Order, Predefined};
+use crate::format::tree::{
     records_bounds, supports_large, validate, Attribute, Bounds, Kind, Node, MAX_ATTR_NAME_LEN,
     MAX_DEPTH, MAX_NAME_LEN,
 };
+use crate::scratch::with_buffer;
+use crate::signature::{self, default64, HashKind};
 use xdr_codec::Unpack;
 
 /// Parses a whole external stream, and checks that the header's signature
@@ -284,7 +284,7 @@ impl<'a> Reader<'a> {
             }
             let value = self.string(
                 "an attribute's value",
-                crate::attributes::MAX_ATTR_VALUE,
+                crate::marshal::attributes::MAX_ATTR_VALUE,
                 false,
             )?;
             attrs.push(Attribute { name, value });
