@@ -7,5 +7,7 @@ pub mod codes;
 pub mod compressed;
 pub mod external;
 pub mod internal;
+pub mod layout;
+pub mod reader;
 pub mod sink;
 pub mod tree;

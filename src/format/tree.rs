@@ -51,24 +51,12 @@ pub struct Bounds {
     pub extent: i64,
 }
 
-/// Whether a combiner's nodes record their bounds: the constructors that
-/// place their old types at byte displacements, where an MPI may round the
-/// extent up to the members' alignment (MPI-4.1 §5.1.1's epsilon) by rules
-/// of its own: MPICH pads a struct only when its members are not all one
-/// handle, Open MPI pads hvectors and hindexed types too. Every other
-/// constructor's extent follows from its arguments and its children's
-/// extents alone.
+/// Whether a combiner's nodes record their bounds (`layout::Rule::bounds`):
+/// MPICH pads a struct only when its members are not all one handle, Open
+/// MPI pads hvectors and hindexed types too. Every other constructor's
+/// extent follows from its arguments and its children's extents alone.
 pub fn records_bounds(c: Combiner) -> bool {
-    matches!(
-        c,
-        Combiner::Hvector
-            | Combiner::HvectorInteger
-            | Combiner::Hindexed
-            | Combiner::HindexedInteger
-            | Combiner::HindexedBlock
-            | Combiner::Struct
-            | Combiner::StructInteger
-    )
+    c.rule().bounds
 }
 
 /// One attribute: the keyval's canonical name and the opaque bytes its
@@ -81,6 +69,9 @@ pub struct Attribute {
 
 /// The longest canonical name of an attribute, in bytes.
 pub const MAX_ATTR_NAME_LEN: usize = 255;
+
+/// The longest attribute value, in bytes.
+pub const MAX_ATTR_VALUE: usize = (1 << 30) - 1;
 
 /// The constructor and its arguments. Counts, displacements and strides are
 /// 64-bit whatever the constructor's C types; byte displacements are in
@@ -639,18 +630,5 @@ fn check_node(node: &Node) -> Result<()> {
 
 /// Combiners with an MPI-4 large-count constructor.
 pub fn supports_large(c: Combiner) -> bool {
-    matches!(
-        c,
-        Combiner::Contiguous
-            | Combiner::Vector
-            | Combiner::Hvector
-            | Combiner::Indexed
-            | Combiner::Hindexed
-            | Combiner::IndexedBlock
-            | Combiner::HindexedBlock
-            | Combiner::Struct
-            | Combiner::Subarray
-            | Combiner::Darray
-            | Combiner::Resized
-    )
+    c.rule().large
 }

@@ -19,8 +19,7 @@ use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
-/// The largest attribute value, in bytes.
-pub const MAX_ATTR_VALUE: usize = (1 << 30) - 1;
+pub use crate::format::tree::MAX_ATTR_VALUE;
 
 /// One registered keyval.
 #[derive(Clone)]

@@ -55,7 +55,7 @@ pub const FLAG_LARGE: u32 = 1 << 18;
 pub const FLAG_ATTRS: u32 = 1 << 19;
 pub const FLAG_BOUNDS: u32 = 1 << 20;
 pub const FLAG_CORRECTION: u32 = 1 << 21;
-const FLAGS_KNOWN: u32 =
+pub(crate) const FLAGS_KNOWN: u32 =
     FLAG_NAME | FLAG_WIDE | FLAG_LARGE | FLAG_ATTRS | FLAG_BOUNDS | FLAG_CORRECTION;
 
 /// How the node grammar is written. The external representation is XDR;

@@ -1,0 +1,199 @@
+//! One table of what the format knows about each combiner: its int fields
+//! in stream order, how many child nodes follow them, and which node flags
+//! it may carry (spec/external.md §5). The reader derives its field layout,
+//! its length checks and its flag checks from this table, and `tree`'s
+//! validation its flag rules, so each rule is written once.
+
+use super::codes::Combiner;
+
+/// One item of a node's fields, in stream order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// One int.
+    Int(&'static str),
+    /// One int that is the length `n` of the arrays after it (not negative).
+    Len(&'static str),
+    /// An array of `n` ints.
+    Array(&'static str),
+    /// `n` distribution codes (`codes::Distribution`).
+    Distribs,
+    /// One array order code (`codes::Order`).
+    Order,
+}
+
+/// How many child nodes follow a node's fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Children {
+    None,
+    One,
+    /// One per item: the `n` of the node's `Len` field (STRUCT's members).
+    PerItem,
+    /// Two (VALUE_INDEX: the value type, then the index type).
+    Two,
+}
+
+/// What the format knows of one combiner.
+#[derive(Debug)]
+pub struct Rule {
+    pub fields: &'static [Field],
+    pub children: Children,
+    /// Has an MPI-4 large-count constructor: the LARGE flag may be set.
+    pub large: bool,
+    /// Records the lb and extent the writer's MPI reported (BOUNDS, §5.6):
+    /// the constructors that place their old types at byte displacements,
+    /// whose extent an MPI may round up to the members' alignment
+    /// (MPI-4.1 §5.1.1's epsilon) by rules of its own.
+    pub bounds: bool,
+    /// A predefined type in MPI's sense (the F90 parameterized types): no
+    /// name, attributes or large flag.
+    pub predefined: bool,
+}
+
+use Field::{Array, Distribs, Int, Len, Order};
+
+const fn rule(fields: &'static [Field], children: Children, large: bool, bounds: bool) -> Rule {
+    Rule {
+        fields,
+        children,
+        large,
+        bounds,
+        predefined: false,
+    }
+}
+
+const NAMED: Rule = rule(&[], Children::None, false, false);
+const DUP: Rule = rule(&[], Children::One, false, false);
+const CONTIGUOUS: Rule = rule(&[Int("a count")], Children::One, true, false);
+const VECTOR_FIELDS: &[Field] = &[Int("a count"), Int("a blocklength"), Int("a stride")];
+const VECTOR: Rule = rule(VECTOR_FIELDS, Children::One, true, false);
+const HVECTOR: Rule = rule(VECTOR_FIELDS, Children::One, true, true);
+const HVECTOR_INTEGER: Rule = rule(VECTOR_FIELDS, Children::One, false, true);
+const INDEXED_FIELDS: &[Field] = &[
+    Len("a count"),
+    Array("blocklengths and displacements"),
+    Array("blocklengths and displacements"),
+];
+const INDEXED: Rule = rule(INDEXED_FIELDS, Children::One, true, false);
+const HINDEXED: Rule = rule(INDEXED_FIELDS, Children::One, true, true);
+const HINDEXED_INTEGER: Rule = rule(INDEXED_FIELDS, Children::One, false, true);
+const BLOCK_FIELDS: &[Field] = &[Len("a count"), Int("a blocklength"), Array("displacements")];
+const INDEXED_BLOCK: Rule = rule(BLOCK_FIELDS, Children::One, true, false);
+const HINDEXED_BLOCK: Rule = rule(BLOCK_FIELDS, Children::One, true, true);
+const STRUCT: Rule = rule(INDEXED_FIELDS, Children::PerItem, true, true);
+const STRUCT_INTEGER: Rule = rule(INDEXED_FIELDS, Children::PerItem, false, true);
+const SUBARRAY: Rule = rule(
+    &[
+        Len("ndims"),
+        Array("sizes, subsizes and starts"),
+        Array("sizes, subsizes and starts"),
+        Array("sizes, subsizes and starts"),
+        Order,
+    ],
+    Children::One,
+    true,
+    false,
+);
+const DARRAY: Rule = rule(
+    &[
+        Int("a size"),
+        Int("a rank"),
+        Len("ndims"),
+        Array("gsizes"),
+        Distribs,
+        Array("dargs and psizes"),
+        Array("dargs and psizes"),
+        Order,
+    ],
+    Children::One,
+    true,
+    false,
+);
+const F90_REAL: Rule = Rule {
+    predefined: true,
+    ..rule(
+        &[Int("a precision"), Int("a range")],
+        Children::None,
+        false,
+        false,
+    )
+};
+const F90_INTEGER: Rule = Rule {
+    predefined: true,
+    ..rule(&[Int("a range")], Children::None, false, false)
+};
+const RESIZED: Rule = rule(
+    &[Int("a lower bound"), Int("an extent")],
+    Children::One,
+    true,
+    false,
+);
+const VALUE_INDEX: Rule = rule(&[], Children::Two, false, false);
+
+impl Combiner {
+    /// The format's rule for this combiner.
+    pub fn rule(self) -> &'static Rule {
+        match self {
+            Combiner::Named => &NAMED,
+            Combiner::Dup => &DUP,
+            Combiner::Contiguous => &CONTIGUOUS,
+            Combiner::Vector => &VECTOR,
+            Combiner::Hvector => &HVECTOR,
+            Combiner::HvectorInteger => &HVECTOR_INTEGER,
+            Combiner::Indexed => &INDEXED,
+            Combiner::Hindexed => &HINDEXED,
+            Combiner::HindexedInteger => &HINDEXED_INTEGER,
+            Combiner::IndexedBlock => &INDEXED_BLOCK,
+            Combiner::HindexedBlock => &HINDEXED_BLOCK,
+            Combiner::Struct => &STRUCT,
+            Combiner::StructInteger => &STRUCT_INTEGER,
+            Combiner::Subarray => &SUBARRAY,
+            Combiner::Darray => &DARRAY,
+            Combiner::F90Real | Combiner::F90Complex => &F90_REAL,
+            Combiner::F90Integer => &F90_INTEGER,
+            Combiner::Resized => &RESIZED,
+            Combiner::ValueIndex => &VALUE_INDEX,
+        }
+    }
+}
+
+impl Rule {
+    /// The fewest bytes each of the `n` items of a `Len` field takes in a
+    /// stream of int width `unit`: its ints in every array, and a child
+    /// node of at least one word (a NAMED node) when there is one per item.
+    pub fn bytes_per_item(&self, unit: usize) -> usize {
+        let ints = self
+            .fields
+            .iter()
+            .filter(|f| matches!(f, Array(_) | Distribs))
+            .count();
+        let child = if self.children == Children::PerItem {
+            4
+        } else {
+            0
+        };
+        ints * unit + child
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every rule with arrays has one `Len` before them; PerItem needs one.
+    #[test]
+    fn arrays_follow_their_length() {
+        for c in Combiner::ALL {
+            let r = c.rule();
+            let len = r.fields.iter().position(|f| matches!(f, Len(_)));
+            let first_array = r
+                .fields
+                .iter()
+                .position(|f| matches!(f, Array(_) | Distribs));
+            match (len, first_array) {
+                (Some(l), Some(a)) => assert!(l < a, "{c:?}"),
+                (None, None) => assert_ne!(r.children, Children::PerItem, "{c:?}"),
+                _ => panic!("{c:?}: arrays without a length or a length without arrays"),
+            }
+        }
+    }
+}
