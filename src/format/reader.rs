@@ -56,8 +56,6 @@ pub struct Fields<'a> {
     pub bytes: &'a [u8],
     pub wide: bool,
     pub enc: Encoding,
-    /// Where they start in the input.
-    pub at: usize,
 }
 
 impl<'a> Fields<'a> {
@@ -252,7 +250,6 @@ impl<'a> Reader<'a> {
             bytes: &self.bytes[fields_at..self.pos],
             wide: head.wide,
             enc: self.enc,
-            at: fields_at,
         };
         // One encoding per tree: WIDE exactly when a field needs 64 bits.
         if head.wide && (0..fields.len()).all(|i| i32::try_from(fields.get(i)).is_ok()) {

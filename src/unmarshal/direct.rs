@@ -4,7 +4,9 @@
 //! Unmarshalling sits on communication paths (an RMA target rebuilding the
 //! origin's type), where the tree path's allocations and its separate
 //! validation and signature walks cost more than the constructor calls
-//! themselves. This path reads the stream once into a flat program: each
+//! themselves. This path is a visitor of the one reader (`format::reader`),
+//! which checks every format rule, and compiles the stream in that one
+//! pass into a flat program: each
 //! node's fields go straight into its constructor's argument arrays, laid
 //! out as `MPI_Type_get_contents` returns them, one step per node in
 //! post-order, and its signature value follows from its children's by the
@@ -29,8 +31,8 @@
 
 use crate::error::Error;
 use crate::format::codes::{Combiner, Predefined};
-use crate::format::external::{Encoding, FLAG_BOUNDS, FLAG_NAME};
-use crate::format::tree::{records_bounds, MAX_DEPTH, MAX_NAME_LEN};
+use crate::format::external::Encoding;
+use crate::format::reader::{self, Fields, Head, Stop, Visitor};
 use crate::marshal;
 use crate::mpi::{self, Datatype, Local, MPI_Aint};
 use crate::scratch::with_buffer;
@@ -57,15 +59,16 @@ pub(crate) fn unmarshal(
         for share in [true, false] {
             program.clear();
             let compiled = Compiler {
-                bytes,
-                pos: start,
+                stream: bytes,
+                bytes: &[],
+                pos: 0,
                 enc,
                 local,
                 hashing: hash.is_some(),
                 share,
                 p: &mut *program,
             }
-            .stream(hash);
+            .stream(start, hash);
             if compiled.is_none() {
                 break;
             }
@@ -95,6 +98,8 @@ struct Program {
     /// While compiling: the signature values of the subtrees read and not
     /// yet taken by their parent.
     sigs: Vec<Default64>,
+    /// While compiling: the steps whose children are being read.
+    pending: Vec<Step>,
     /// While running: the handles made and not yet taken by their parent,
     /// and whether each was built (else it is predefined).
     handles: Vec<Datatype>,
@@ -149,6 +154,7 @@ impl Program {
         self.ints.clear();
         self.addrs.clear();
         self.sigs.clear();
+        self.pending.clear();
     }
 
     /// Drops buffers a large stream grew, so a thread does not keep them.
@@ -248,8 +254,11 @@ fn release(handles: &[Datatype], built: &[bool]) {
     }
 }
 
-/// Reads and checks a stream into a `Program`.
+/// The reader's visitor that compiles a stream into a `Program`.
 struct Compiler<'a> {
+    /// The whole stream (names are kept as spans of it).
+    stream: &'a [u8],
+    /// While a node's fields are converted: their bytes, and how far.
     bytes: &'a [u8],
     pos: usize,
     enc: Encoding,
@@ -262,10 +271,24 @@ struct Compiler<'a> {
 }
 
 impl<'a> Compiler<'a> {
-    /// The next `n` bytes.
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
+    /// The whole stream from `start`: nodes the reader accepts and this
+    /// path covers, and (with `hash`) that signature hash. None: leave the
+    /// stream to the tree path, which words any error.
+    fn stream(mut self, start: usize, hash: Option<u64>) -> Option<()> {
+        u32::try_from(self.stream.len()).ok()?;
+        let (stream, enc) = (self.stream, self.enc);
+        reader::read(stream, start, enc, &mut self).ok()?;
+        match hash {
+            Some(h) if self.p.sigs.last()?.h != h => None,
+            _ => Some(()),
+        }
+    }
+
+    /// The next `n` bytes of the node's fields.
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
-        let b = self.bytes.get(self.pos..end)?;
+        let bytes: &'a [u8] = self.bytes;
+        let b = bytes.get(self.pos..end)?;
         self.pos = end;
         Some(b)
     }
@@ -290,138 +313,12 @@ impl<'a> Compiler<'a> {
 
     /// The bytes of the next `n` int fields.
     fn words(&mut self, n: c_int) -> Option<&'a [u8]> {
-        let at = self.pos;
-        self.take((n as usize).checked_mul(4)?)?;
-        let bytes: &'a [u8] = self.bytes;
-        Some(&bytes[at..self.pos])
-    }
-
-    /// The whole stream: its root node, nothing after it, and (with
-    /// `hash`) that signature hash.
-    fn stream(mut self, hash: Option<u64>) -> Option<()> {
-        u32::try_from(self.bytes.len()).ok()?;
-        self.node(0)?;
-        if self.pos != self.bytes.len() {
-            return None;
-        }
-        match hash {
-            Some(h) if self.p.sigs.last()?.h != h => None,
-            _ => Some(()),
-        }
-    }
-
-    /// A node and its subtree, as steps.
-    fn node(&mut self, depth: usize) -> Option<()> {
-        if depth >= MAX_DEPTH {
-            return None;
-        }
-        let word = self.word()?;
-        let code = word & 0xffff;
-        if code == Combiner::Named.code() {
-            let p = Predefined::from_code(word >> 16)?;
-            let handle = self.local.datatype(p)?;
-            if self.hashing {
-                self.p.sigs.push(marshal::named_signature(p).ok()?);
-            }
-            self.p.steps.push(Step {
-                combiner: Combiner::Named,
-                handle,
-                children: 0,
-                repeats: 1,
-                bounded: false,
-                shared: false,
-                ints: Span::default(),
-                addrs: Span::default(),
-                name: Span::default(),
-            });
-            return Some(());
-        }
-        // WIDE, LARGE, ATTRS, CORRECTION and unknown flags are the tree
-        // path's.
-        if word & !(0xffff | FLAG_NAME | FLAG_BOUNDS) != 0 {
-            return None;
-        }
-        let combiner = Combiner::from_code(code)?;
-        let bounded = word & FLAG_BOUNDS != 0;
-        if bounded && !records_bounds(combiner) {
-            return None;
-        }
-        let name = if word & FLAG_NAME != 0 {
-            self.name()?
-        } else {
-            Span::default()
-        };
-        let (ints, addrs) = (self.p.ints.len(), self.p.addrs.len());
-        let (children, repeats) = self.fields(combiner)?;
-        if bounded {
-            let (lb, extent) = (self.int()?, self.int()?);
-            self.p.addrs.extend([lb as MPI_Aint, extent as MPI_Aint]);
-        }
-        let children = children as u32;
-        let step = Step {
-            combiner,
-            handle: self.local.datatype_null(),
-            children,
-            repeats,
-            bounded,
-            shared: false,
-            ints: Span::new(ints, self.p.ints.len()),
-            addrs: Span::new(addrs, self.p.addrs.len()),
-            name,
-        };
-        let mut step = step;
-        let members = children;
-        for i in 0..children {
-            let at = self.pos;
-            self.node(depth + 1)?;
-            if i == 0 && self.share && combiner == Combiner::Struct && children > 1 {
-                step.shared = self.same_members(at, children - 1);
-                if step.shared {
-                    step.children = 1;
-                    break;
-                }
-            }
-        }
-        if self.hashing {
-            self.hash(&step, members);
-        }
-        self.p.steps.push(step);
-        Some(())
-    }
-
-    /// Whether the `more` members after the derived struct member that
-    /// spans `at..self.pos` are the same subtree (the same bytes: every
-    /// tree has one encoding); if so they are skipped, and the struct is
-    /// built on one member handle, as `encode` builds it.
-    fn same_members(&mut self, at: usize, more: u32) -> bool {
-        let len = self.pos - at;
-        if len == 4 {
-            return false; // a NAMED member: one handle anyway
-        }
-        let bytes: &'a [u8] = self.bytes;
-        let member = &bytes[at..self.pos];
-        let end = (more as usize)
-            .checked_mul(len)
-            .and_then(|n| n.checked_add(self.pos));
-        let Some(rest) = end.and_then(|end| bytes.get(self.pos..end)) else {
-            return false;
-        };
-        if !rest.chunks_exact(len).all(|m| m == member) {
-            return false;
-        }
-        self.pos += rest.len();
-        if self.hashing {
-            let value = *self.p.sigs.last().expect("the member's value");
-            self.p
-                .sigs
-                .extend(std::iter::repeat(value).take(more as usize));
-        }
-        true
+        self.take((n as usize).checked_mul(4)?)
     }
 
     /// Replaces the children's signature values with the node's, by the
-    /// rules of `signature::fold` (the decoder's too: a stream whose hash
-    /// differs is left to the tree path, so tests/direct.rs sees it).
+    /// rules of `signature::fold` (the marshal side's too: a stream whose
+    /// hash differs is left to the tree path, so tests/direct.rs sees it).
     fn hash(&mut self, step: &Step, members: u32) {
         let p = &mut *self.p;
         let first = p.sigs.len() - members as usize;
@@ -435,17 +332,42 @@ impl<'a> Compiler<'a> {
         p.sigs.push(value);
     }
 
-    /// A name (where it is in the stream), under the format's rules
-    /// and this MPI's limit.
-    fn name(&mut self) -> Option<Span> {
-        let len = self.word()? as usize;
-        if len == 0 || len > MAX_NAME_LEN || len > self.local.max_name_len() {
+    /// A derived node as a step waiting for its children, or None when
+    /// this path does not build it.
+    fn step(&mut self, head: &Head<'a>, fields: Fields<'a>) -> Option<()> {
+        // WIDE, LARGE, ATTRS and CORRECTION are the tree path's.
+        if head.wide || head.large || !head.attrs.is_empty() || head.correction {
             return None;
         }
-        let at = self.pos;
-        let padded = self.take(self.enc.padded(len))?;
-        let (name, pad) = padded.split_at(len);
-        (!name.contains(&0) && pad.iter().all(|&b| b == 0)).then_some(Span::new(at, at + len))
+        let name = match head.name {
+            Some(name) if name.len() > self.local.max_name_len() => return None,
+            Some(name) => {
+                let at = name.as_ptr() as usize - self.stream.as_ptr() as usize;
+                Span::new(at, at + name.len())
+            }
+            None => Span::default(),
+        };
+        (self.bytes, self.pos, self.enc) = (fields.bytes, 0, fields.enc);
+        let combiner = head.combiner;
+        let (ints, addrs) = (self.p.ints.len(), self.p.addrs.len());
+        let (children, repeats) = self.fields(combiner)?;
+        if head.bounds {
+            let (lb, extent) = (self.int()?, self.int()?);
+            self.p.addrs.extend([lb as MPI_Aint, extent as MPI_Aint]);
+        }
+        let step = Step {
+            combiner,
+            handle: self.local.datatype_null(),
+            children: children as u32,
+            repeats,
+            bounded: head.bounds,
+            shared: false,
+            ints: Span::new(ints, self.p.ints.len()),
+            addrs: Span::new(addrs, self.p.addrs.len()),
+            name,
+        };
+        self.p.pending.push(step);
+        Some(())
     }
 
     /// Reads a node's fields into the program's arrays as its constructor
@@ -515,6 +437,62 @@ impl<'a> Compiler<'a> {
             _ => return None,
         };
         Some((children, repeats))
+    }
+}
+
+impl<'a> Visitor<'a> for Compiler<'a> {
+    fn named(&mut self, p: Predefined) -> Result<(), Stop> {
+        let handle = self.local.datatype(p).ok_or(Stop::DECLINED)?;
+        if self.hashing {
+            let sig = marshal::named_signature(p).map_err(|_| Stop::DECLINED)?;
+            self.p.sigs.push(sig);
+        }
+        self.p.steps.push(Step {
+            combiner: Combiner::Named,
+            handle,
+            children: 0,
+            repeats: 1,
+            bounded: false,
+            shared: false,
+            ints: Span::default(),
+            addrs: Span::default(),
+            name: Span::default(),
+        });
+        Ok(())
+    }
+
+    fn derived(&mut self, head: Head<'a>, fields: Fields<'a>) -> Result<(), Stop> {
+        self.step(&head, fields).ok_or(Stop::DECLINED)
+    }
+
+    fn end(&mut self) -> Result<(), Stop> {
+        let step = self.p.pending.pop().expect("derived came first");
+        if self.hashing {
+            // A shared struct's members were all valued (`repeated`).
+            let members = if step.shared {
+                self.p.ints[step.ints.range()][0] as u32
+            } else {
+                step.children
+            };
+            self.hash(&step, members);
+        }
+        self.p.steps.push(step);
+        Ok(())
+    }
+
+    fn skips_repeated_members(&self) -> bool {
+        self.share
+    }
+
+    fn repeated(&mut self, more: usize) {
+        let p = &mut *self.p;
+        let step = p.pending.last_mut().expect("a struct is pending");
+        step.shared = true;
+        step.children = 1;
+        if self.hashing {
+            let value = *p.sigs.last().expect("the member's value");
+            p.sigs.extend(std::iter::repeat(value).take(more));
+        }
     }
 }
 
