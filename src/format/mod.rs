@@ -11,3 +11,4 @@ pub mod layout;
 pub mod reader;
 pub mod sink;
 pub mod tree;
+pub mod writer;

@@ -14,6 +14,7 @@ use crate::format::external::{
 };
 use crate::format::sink::Sink;
 use crate::format::tree::{records_bounds, MAX_DEPTH, MAX_NAME_LEN};
+use crate::format::writer::{self, beyond_i32, put_values};
 use crate::mpi::{self, Contents, Datatype, Local, MPI_Aint, MPI_Count};
 use crate::scratch::with_buffer;
 use crate::signature::Default64;
@@ -193,88 +194,6 @@ impl Seg {
         match *self {
             Seg::One(_) => 1,
             Seg::Ints(_, n) | Seg::Addrs(_, n) | Seg::Counts(_, n) => n,
-        }
-    }
-}
-
-/// An integer type get_contents returns (`int`, `MPI_Aint`, `MPI_Count`;
-/// `MPI_Aint` is `long` in MPICH and `ptrdiff_t` in Open MPI).
-trait Field: Copy {
-    fn to_i64(self) -> i64;
-}
-
-impl Field for i32 {
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-}
-
-impl Field for i64 {
-    fn to_i64(self) -> i64 {
-        self
-    }
-}
-
-impl Field for isize {
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-}
-
-/// Whether any value needs more than 32 bits. Written as a fold, not
-/// `any`, so that the compiler vectorises it.
-fn beyond_i32<T: Field>(v: &[T]) -> bool {
-    v.iter().fold(false, |acc, &x| {
-        let x = x.to_i64();
-        acc | (x as i32 as i64 != x)
-    })
-}
-
-/// Writes `src` as big-endian XDR ints, or hypers when `wide`; `dst` has
-/// exactly the room. The narrow form is only used when every value fits.
-fn put_values<T: Field>(dst: &mut [u8], src: &[T], wide: bool, enc: Encoding) {
-    if enc == Encoding::Native {
-        return put_values_in::<T, true>(dst, src, wide);
-    }
-    #[cfg(target_arch = "x86_64")]
-    if src.len() >= 64 && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        unsafe { put_values_avx2(dst, src, wide) };
-        return;
-    }
-    put_values_in::<T, false>(dst, src, wide)
-}
-
-/// Big-endian `put_values` compiled for AVX2, where the byte swaps
-/// vectorise; long arrays (an indexed type's displacements) spend most of
-/// a marshal here.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn put_values_avx2<T: Field>(dst: &mut [u8], src: &[T], wide: bool) {
-    put_values_in::<T, false>(dst, src, wide)
-}
-
-/// The conversion loop, in the machine's byte order (`NATIVE`, the internal
-/// representation) or big-endian (XDR).
-#[inline(always)]
-fn put_values_in<T: Field, const NATIVE: bool>(dst: &mut [u8], src: &[T], wide: bool) {
-    if wide {
-        for (d, &v) in dst.chunks_exact_mut(8).zip(src) {
-            let v = v.to_i64();
-            d.copy_from_slice(&if NATIVE {
-                v.to_ne_bytes()
-            } else {
-                v.to_be_bytes()
-            });
-        }
-    } else {
-        for (d, &v) in dst.chunks_exact_mut(4).zip(src) {
-            let v = v.to_i64() as i32;
-            d.copy_from_slice(&if NATIVE {
-                v.to_ne_bytes()
-            } else {
-                v.to_be_bytes()
-            });
         }
     }
 }
@@ -473,7 +392,7 @@ impl Decoder<'_> {
         }
         self.put_u32(word);
         if name_len > 0 {
-            put_opaque(self.enc, self.out, &self.scratch.name.0[..name_len]);
+            writer::put_opaque(self.out, self.enc, &self.scratch.name.0[..name_len]);
         }
         if word & FLAG_ATTRS != 0 {
             self.put_attributes(t)?;
@@ -496,7 +415,7 @@ impl Decoder<'_> {
     }
 
     fn put_opaque(&mut self, bytes: &[u8]) {
-        put_opaque(self.enc, self.out, bytes);
+        writer::put_opaque(self.out, self.enc, bytes);
     }
 
     /// The attribute block of `t` (spec/external.md §5.5): each present
@@ -511,15 +430,9 @@ impl Decoder<'_> {
             let k = &reg[i];
             self.put_opaque(k.name.as_bytes());
             result = attributes::value_size(k, self.typerep, t).and_then(|size| {
-                let start = self.out.len();
-                let enc = self.enc;
-                let room = self.out.room(4 + enc.padded(size));
-                let n = attributes::write_value(k, self.typerep, t, &mut room[4..4 + size])?;
-                room[..4].copy_from_slice(&enc.word(n as u32));
-                let end = 4 + enc.padded(n);
-                room[4 + n..end].fill(0);
-                self.out.truncate(start + end);
-                Ok(())
+                writer::put_opaque_with(self.out, self.enc, size, |room| {
+                    attributes::write_value(k, self.typerep, t, room)
+                })
             });
             if result.is_err() {
                 break;
@@ -530,8 +443,7 @@ impl Decoder<'_> {
     }
 
     fn put_u32(&mut self, v: u32) {
-        let w = self.enc.word(v);
-        self.out.put(&w);
+        writer::put_u32(self.out, self.enc, v);
     }
 
     /// Writes the node's fields as XDR ints (or hypers when `wide`),
@@ -711,14 +623,6 @@ fn name_of(
         )));
     }
     Ok(len)
-}
-
-/// An opaque: length, bytes, and (XDR) zero padding.
-fn put_opaque(enc: Encoding, out: &mut Sink, bytes: &[u8]) {
-    out.put(&enc.word(bytes.len() as u32));
-    out.put(bytes);
-    let pad = enc.padded(bytes.len()) - bytes.len();
-    out.put(&[0u8; 3][..pad]);
 }
 
 /// Removes a leading "Dup " from the name in `buf`; returns the new length.

@@ -3,9 +3,10 @@
 //! its fields, as they go into the stream, and its children's values, by
 //! the same rules as `signature::fold` applies to a tree.
 
-use super::{Contents, Field, Seg};
+use super::{Contents, Seg};
 use crate::error::{Error, Result};
 use crate::format::codes::{Combiner, Distribution, Predefined, PREDEFINED};
+use crate::format::writer::Int;
 use crate::signature::darray::Darray;
 use crate::signature::fold::Factors;
 use crate::signature::{BasicType, Default64, SignatureMonoid};
@@ -127,7 +128,7 @@ fn sum_ints_in(v: &[c_int]) -> (u128, bool) {
 }
 
 /// `sum_ints` for 64-bit counts: a u64 sum when all are below 2^32.
-fn sum_counts<T: Field>(v: &[T]) -> (u128, bool) {
+fn sum_counts<T: Int>(v: &[T]) -> (u128, bool) {
     let any = v.iter().fold(0i64, |acc, &x| acc | x.to_i64());
     if any < 0 {
         (0, true)

@@ -1,79 +1,59 @@
-//! Tree → external bytes.
+//! Tree → external bytes, with the format's one writer (`format::writer`).
 
-use super::{header, FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
+use super::{
+    header, named_word, Encoding, FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME,
+    FLAG_WIDE,
+};
 use crate::error::Result;
+use crate::format::sink::Sink;
 use crate::format::tree::{Kind, Node};
+use crate::format::writer::{self, beyond_i32};
 use crate::signature::{self, HashKind};
-use xdr_codec::Pack;
 
 /// Appends the external stream of `tree` to `out`. The header's signature
 /// hash is computed from the tree, so a tree whose signature cannot be
 /// computed (a negative count, say: one `tree::validate` refuses) is an error.
 pub fn write(tree: &Node, out: &mut Vec<u8>) -> Result<()> {
     let hash = signature::signature_hash(tree, HashKind::DEFAULT)?;
-    out.extend_from_slice(&header(hash));
-    node(tree, out);
+    let mut sink = Sink::default();
+    sink.put(&header(hash));
+    node(tree, &mut sink);
+    out.extend_from_slice(sink.bytes());
     Ok(())
 }
 
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    // Writing into a Vec cannot fail.
-    let _ = v.pack(out);
-}
-
-/// Writes one integer field in the node's width.
-fn put_int(out: &mut Vec<u8>, wide: bool, v: i64) {
-    if wide {
-        let _ = v.pack(out);
-    } else {
-        let _ = (v as i32).pack(out);
-    }
-}
-
-fn put_ints(out: &mut Vec<u8>, wide: bool, v: &[i64]) {
-    for &x in v {
-        put_int(out, wide, x);
-    }
-}
-
-fn node(n: &Node, out: &mut Vec<u8>) {
+fn node(n: &Node, out: &mut Sink) {
+    const XDR: Encoding = Encoding::Xdr;
     let fields = int_fields(n);
-    let wide = fields.iter().any(|&v| i32::try_from(v).is_err());
-    let mut word = n.combiner().code();
-    if n.name.is_some() {
-        word |= FLAG_NAME;
-    }
-    if wide {
-        word |= FLAG_WIDE;
-    }
-    if n.large {
-        word |= FLAG_LARGE;
-    }
-    if !n.attrs.is_empty() {
-        word |= FLAG_ATTRS;
-    }
-    if n.bounds.is_some() {
-        word |= FLAG_BOUNDS;
-    }
-    if n.correction {
-        word |= FLAG_CORRECTION;
-    }
+    let wide = beyond_i32(&fields);
+    let flags = [
+        (n.name.is_some(), FLAG_NAME),
+        (wide, FLAG_WIDE),
+        (n.large, FLAG_LARGE),
+        (!n.attrs.is_empty(), FLAG_ATTRS),
+        (n.bounds.is_some(), FLAG_BOUNDS),
+        (n.correction, FLAG_CORRECTION),
+    ];
+    let word = flags
+        .iter()
+        .filter(|(set, _)| *set)
+        .fold(n.combiner().code(), |word, (_, flag)| word | flag);
     if let Kind::Named(p) = n.kind {
-        put_u32(out, word | (p.0 as u32) << 16);
+        writer::put_u32(out, XDR, named_word(p));
         return;
     }
-    put_u32(out, word);
+    writer::put_u32(out, XDR, word);
     if let Some(name) = &n.name {
-        let _ = xdr_codec::pack_opaque_flex(name, None, out);
+        writer::put_opaque(out, XDR, name);
     }
     if !n.attrs.is_empty() {
-        put_u32(out, n.attrs.len() as u32);
+        writer::put_u32(out, XDR, n.attrs.len() as u32);
         for a in &n.attrs {
-            let _ = xdr_codec::pack_opaque_flex(&a.name, None, out);
-            let _ = xdr_codec::pack_opaque_flex(&a.value, None, out);
+            writer::put_opaque(out, XDR, &a.name);
+            writer::put_opaque(out, XDR, &a.value);
         }
     }
-    put_ints(out, wide, &fields);
+    writer::put_ints(out, XDR, wide, &fields);
     for child in n.children() {
         node(child, out);
     }
