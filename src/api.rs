@@ -2,160 +2,28 @@
 
 use crate::error::{Error, Result};
 use crate::format::external::{self, Encoding};
-use crate::format::sink::Sink;
 use crate::format::tree::Node;
+pub use crate::format::Representation;
 use crate::format::{compressed, internal};
 use crate::marshal::cache;
-use crate::marshal::{self, decode};
+use crate::marshal::ready;
+use crate::marshal::{self};
 use crate::mpi::{self, Datatype};
-use crate::scratch::with_buffer;
 use crate::signature::{self, HashKind};
 use crate::unmarshal::direct;
 use crate::unmarshal::encode;
 use std::ffi::CStr;
 
-/// How a datatype is represented as bytes (the paper's `typerep`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Representation {
-    /// Portable XDR stream, readable by any MPI implementation.
-    External,
-    /// Fastest form, readable only within the same parallel program.
-    Internal,
-    /// zlib-compressed external stream.
-    Compressed,
-}
-
-impl Representation {
-    /// Parses a `typerep` string: "external", "internal" or "compressed".
-    pub fn parse(name: &str) -> Result<Representation> {
-        Representation::from_bytes(name.as_bytes())
-    }
-
-    /// The representation a C string names, compared as bytes: the C API
-    /// calls this on every marshal, so text is only built for the error.
-    pub fn from_bytes(name: &[u8]) -> Result<Representation> {
-        match name {
-            b"external" => Ok(Representation::External),
-            b"internal" => Ok(Representation::Internal),
-            b"compressed" => Ok(Representation::Compressed),
-            other => Err(Error::UnknownRepresentation(
-                String::from_utf8_lossy(other).into_owned(),
-            )),
-        }
-    }
-
-    /// The name attribute callbacks receive as `typerep`.
-    pub fn c_name(self) -> &'static CStr {
-        match self {
-            Representation::External => c"external",
-            Representation::Internal => c"internal",
-            Representation::Compressed => c"compressed",
-        }
-    }
-}
-
-fn ready() -> Result<()> {
-    if !mpi::is_initialized() {
-        return Err(Error::invalid(
-            "MPI is not initialized (or already finalized)",
-        ));
-    }
-    Ok(())
-}
-
-/// Writes the stream of `datatype` into this thread's sink and runs `f`
-/// on the bytes.
-fn marshal_with<R>(
-    rep: Representation,
-    datatype: Datatype,
-    f: impl FnOnce(&[u8]) -> Result<R>,
-) -> Result<R> {
-    ready()?;
-    if datatype == mpi::local().datatype_null() {
-        return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
-    }
-    // A predefined type: straight to `f` (or the compressor), without the
-    // sink, which costs more than the whole stream.
-    if let Some(p) = mpi::local().predefined(datatype) {
-        let (header, at, enc) = match rep {
-            Representation::Internal => (&internal::header()[..], None, Encoding::Native),
-            _ => (
-                &external::header(0)[..],
-                Some(external::HASH_AT),
-                Encoding::Xdr,
-            ),
-        };
-        let mut stream = [0u8; marshal::PREDEFINED_MAX];
-        let n = marshal::predefined(p, header, at, enc, &mut stream)?;
-        return if rep == Representation::Compressed {
-            compressed_then(&stream[..n], f)
-        } else {
-            f(&stream[..n])
-        };
-    }
-    with_buffer(&SINK, |sink| {
-        sink.clear();
-        let result = match rep {
-            Representation::External | Representation::Compressed => {
-                // The hash is written once the traversal has computed it.
-                let header = external::header(0);
-                let at = Some(external::HASH_AT);
-                decode(datatype, sink, &header, at, Encoding::Xdr, rep.c_name())
-            }
-            Representation::Internal => {
-                let header = internal::header();
-                decode(
-                    datatype,
-                    sink,
-                    &header,
-                    None,
-                    Encoding::Native,
-                    rep.c_name(),
-                )
-            }
-        };
-        let result = result.and_then(|()| {
-            if rep == Representation::Compressed {
-                compressed_then(sink.bytes(), f)
-            } else {
-                f(sink.bytes())
-            }
-        });
-        sink.trim();
-        result
-    })
-}
-
-/// Compresses the external stream `external` into this thread's PACKED
-/// buffer and runs `f` on the bytes.
-fn compressed_then<R>(external: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
-    with_buffer(&PACKED, |packed| {
-        packed.clear();
-        compressed::compress(external, packed)?;
-        let r = f(packed.bytes());
-        packed.trim();
-        r
-    })
-}
-
-thread_local! {
-    /// Where a stream is built before it is copied out, so the caller's
-    /// buffer is written only on success; reused across calls.
-    static SINK: std::cell::RefCell<Sink> = std::cell::RefCell::new(Sink::default());
-    /// Where a compressed stream is built from the external one in SINK.
-    static PACKED: std::cell::RefCell<Sink> = std::cell::RefCell::new(Sink::default());
-}
-
 /// Marshals `datatype` into a new buffer.
 pub fn marshal(rep: Representation, datatype: Datatype) -> Result<Vec<u8>> {
-    marshal_with(rep, datatype, |bytes| Ok(bytes.to_vec()))
+    marshal::with_stream(rep, datatype, |bytes| Ok(bytes.to_vec()))
 }
 
 /// Marshals `datatype` into `out`, returning the number of bytes written.
 /// When `out` is too small nothing is written and the error says how many
 /// bytes are needed.
 pub fn marshal_into(rep: Representation, datatype: Datatype, out: &mut [u8]) -> Result<usize> {
-    marshal_with(rep, datatype, |bytes| {
+    marshal::with_stream(rep, datatype, |bytes| {
         let (n, given) = (bytes.len(), out.len());
         let dst = out
             .get_mut(..n)
@@ -168,7 +36,7 @@ pub fn marshal_into(rep: Representation, datatype: Datatype, out: &mut [u8]) -> 
 /// An upper bound of the bytes `marshal` produces for `datatype` (for the
 /// external representation, the exact number).
 pub fn marshal_size(rep: Representation, datatype: Datatype) -> Result<usize> {
-    marshal_with(rep, datatype, |bytes| Ok(bytes.len()))
+    marshal::with_stream(rep, datatype, |bytes| Ok(bytes.len()))
 }
 
 /// Rebuilds a datatype from marshalled bytes. A predefined type comes back
@@ -249,7 +117,7 @@ pub fn read(rep: Representation, bytes: &[u8]) -> Result<Node> {
 /// The constructor tree of a datatype: its envelope/contents at every
 /// level, with names (the parsed form of its external stream).
 pub fn type_tree(datatype: Datatype) -> Result<Node> {
-    external::read(&marshal(Representation::External, datatype)?)
+    marshal::tree(datatype)
 }
 
 /// The default signature hash (`HashKind::DEFAULT`) of the type a stream

@@ -19,11 +19,11 @@
 mod locate;
 mod typemap;
 
-use crate::api::type_tree;
 use crate::error::{Error, Result};
 use crate::format::codes::Predefined;
 use crate::format::external::int_fields;
 use crate::format::tree::{Kind, Node};
+use crate::marshal::tree as type_tree;
 use crate::mpi::Datatype;
 use crate::signature::Signature;
 

@@ -201,11 +201,14 @@ impl<'a> Reader<'a> {
         for i in 0..children {
             let member_at = self.pos;
             self.node(depth + 1, v)?;
-            if i == 0 && children > 1 && combiner.rule().children == Children::PerItem {
-                if v.skips_repeated_members() && self.skip_repeats(member_at, children - 1) {
-                    v.repeated(children - 1);
-                    break;
-                }
+            let first_member =
+                i == 0 && children > 1 && combiner.rule().children == Children::PerItem;
+            if first_member
+                && v.skips_repeated_members()
+                && self.skip_repeats(member_at, children - 1)
+            {
+                v.repeated(children - 1);
+                break;
             }
         }
         v.end()

@@ -26,6 +26,9 @@ use std::os::raw::c_int;
 pub mod attributes;
 pub mod cache;
 mod signature;
+mod stream;
+
+pub use stream::{ready, tree, with_stream};
 
 /// Appends the external stream of `datatype` to `out`. On error `out` may
 /// hold a partial stream; the handle itself is never freed.

@@ -1,0 +1,111 @@
+//! Marshalling's entry: a datatype's stream in the representation asked
+//! for, built in this thread's buffer and handed to the caller's closure,
+//! so that a caller's buffer is written only on success; and the tree of
+//! a datatype, the parsed form of its external stream.
+
+use super::{decode, predefined, PREDEFINED_MAX};
+use crate::error::{Error, Result};
+use crate::format::external::{self, Encoding};
+use crate::format::sink::Sink;
+use crate::format::tree::Node;
+use crate::format::{compressed, internal, Representation};
+use crate::mpi::{self, Datatype};
+use crate::scratch::with_buffer;
+
+/// The constructor tree of a datatype: its envelope/contents at every
+/// level, with names.
+pub fn tree(datatype: Datatype) -> Result<Node> {
+    with_stream(Representation::External, datatype, external::read)
+}
+
+pub fn ready() -> Result<()> {
+    if !mpi::is_initialized() {
+        return Err(Error::invalid(
+            "MPI is not initialized (or already finalized)",
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the stream of `datatype` into this thread's sink and runs `f`
+/// on the bytes.
+pub fn with_stream<R>(
+    rep: Representation,
+    datatype: Datatype,
+    f: impl FnOnce(&[u8]) -> Result<R>,
+) -> Result<R> {
+    ready()?;
+    if datatype == mpi::local().datatype_null() {
+        return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
+    }
+    // A predefined type: straight to `f` (or the compressor), without the
+    // sink, which costs more than the whole stream.
+    if let Some(p) = mpi::local().predefined(datatype) {
+        let (header, at, enc) = match rep {
+            Representation::Internal => (&internal::header()[..], None, Encoding::Native),
+            _ => (
+                &external::header(0)[..],
+                Some(external::HASH_AT),
+                Encoding::Xdr,
+            ),
+        };
+        let mut stream = [0u8; PREDEFINED_MAX];
+        let n = predefined(p, header, at, enc, &mut stream)?;
+        return if rep == Representation::Compressed {
+            compressed_then(&stream[..n], f)
+        } else {
+            f(&stream[..n])
+        };
+    }
+    with_buffer(&SINK, |sink| {
+        sink.clear();
+        let result = match rep {
+            Representation::External | Representation::Compressed => {
+                // The hash is written once the traversal has computed it.
+                let header = external::header(0);
+                let at = Some(external::HASH_AT);
+                decode(datatype, sink, &header, at, Encoding::Xdr, rep.c_name())
+            }
+            Representation::Internal => {
+                let header = internal::header();
+                decode(
+                    datatype,
+                    sink,
+                    &header,
+                    None,
+                    Encoding::Native,
+                    rep.c_name(),
+                )
+            }
+        };
+        let result = result.and_then(|()| {
+            if rep == Representation::Compressed {
+                compressed_then(sink.bytes(), f)
+            } else {
+                f(sink.bytes())
+            }
+        });
+        sink.trim();
+        result
+    })
+}
+
+/// Compresses the external stream `external` into this thread's PACKED
+/// buffer and runs `f` on the bytes.
+fn compressed_then<R>(external: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+    with_buffer(&PACKED, |packed| {
+        packed.clear();
+        compressed::compress(external, packed)?;
+        let r = f(packed.bytes());
+        packed.trim();
+        r
+    })
+}
+
+thread_local! {
+    /// Where a stream is built before it is copied out, so the caller's
+    /// buffer is written only on success; reused across calls.
+    static SINK: std::cell::RefCell<Sink> = std::cell::RefCell::new(Sink::default());
+    /// Where a compressed stream is built from the external one in SINK.
+    static PACKED: std::cell::RefCell<Sink> = std::cell::RefCell::new(Sink::default());
+}
