@@ -5,6 +5,7 @@
 //! validation its flag rules, so each rule is written once.
 
 use super::codes::Combiner;
+use super::external::{FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME, FLAG_WIDE};
 
 /// One item of a node's fields, in stream order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,8 +14,9 @@ pub enum Field {
     Int(&'static str),
     /// One int that is the length `n` of the arrays after it (not negative).
     Len(&'static str),
-    /// An array of `n` ints.
-    Array(&'static str),
+    /// `k` arrays of `n` ints, read as one (their message names them
+    /// together).
+    Arrays(&'static str, usize),
     /// `n` distribution codes (`codes::Distribution`).
     Distribs,
     /// One array order code (`codes::Order`).
@@ -47,17 +49,58 @@ pub struct Rule {
     /// A predefined type in MPI's sense (the F90 parameterized types): no
     /// name, attributes or large flag.
     pub predefined: bool,
+    /// Every field is one int: no `Len` and no arrays.
+    pub fixed: bool,
+    /// How many ints each item of the `Len` field adds to the arrays.
+    pub ints_per_item: u8,
+    /// The node flags its nodes may carry (the fields above say which).
+    pub flags: u32,
 }
 
-use Field::{Array, Distribs, Int, Len, Order};
+use Field::{Arrays, Distribs, Int, Len, Order};
 
 const fn rule(fields: &'static [Field], children: Children, large: bool, bounds: bool) -> Rule {
+    let (mut fixed, mut ints_per_item, mut i) = (true, 0, 0);
+    while i < fields.len() {
+        match fields[i] {
+            Int(_) => {}
+            Len(_) | Order => fixed = false,
+            Arrays(_, k) => {
+                fixed = false;
+                ints_per_item += k as u8;
+            }
+            Distribs => {
+                fixed = false;
+                ints_per_item += 1;
+            }
+        }
+        i += 1;
+    }
+    let mut flags = FLAG_NAME | FLAG_WIDE | FLAG_ATTRS;
+    if large {
+        flags |= FLAG_LARGE;
+    }
+    if bounds {
+        flags |= FLAG_BOUNDS;
+    }
     Rule {
         fields,
         children,
         large,
         bounds,
         predefined: false,
+        fixed,
+        ints_per_item,
+        flags,
+    }
+}
+
+/// An F90 parameterized type's rule: predefined, so WIDE is its only flag.
+const fn f90(fields: &'static [Field]) -> Rule {
+    Rule {
+        predefined: true,
+        flags: FLAG_WIDE,
+        ..rule(fields, Children::None, false, false)
     }
 }
 
@@ -68,27 +111,21 @@ const VECTOR_FIELDS: &[Field] = &[Int("a count"), Int("a blocklength"), Int("a s
 const VECTOR: Rule = rule(VECTOR_FIELDS, Children::One, true, false);
 const HVECTOR: Rule = rule(VECTOR_FIELDS, Children::One, true, true);
 const HVECTOR_INTEGER: Rule = rule(VECTOR_FIELDS, Children::One, false, true);
-const INDEXED_FIELDS: &[Field] = &[
-    Len("a count"),
-    Array("blocklengths and displacements"),
-    Array("blocklengths and displacements"),
-];
+const INDEXED_FIELDS: &[Field] = &[Len("a count"), Arrays("blocklengths and displacements", 2)];
 const INDEXED: Rule = rule(INDEXED_FIELDS, Children::One, true, false);
 const HINDEXED: Rule = rule(INDEXED_FIELDS, Children::One, true, true);
 const HINDEXED_INTEGER: Rule = rule(INDEXED_FIELDS, Children::One, false, true);
-const BLOCK_FIELDS: &[Field] = &[Len("a count"), Int("a blocklength"), Array("displacements")];
+const BLOCK_FIELDS: &[Field] = &[
+    Len("a count"),
+    Int("a blocklength"),
+    Arrays("displacements", 1),
+];
 const INDEXED_BLOCK: Rule = rule(BLOCK_FIELDS, Children::One, true, false);
 const HINDEXED_BLOCK: Rule = rule(BLOCK_FIELDS, Children::One, true, true);
 const STRUCT: Rule = rule(INDEXED_FIELDS, Children::PerItem, true, true);
 const STRUCT_INTEGER: Rule = rule(INDEXED_FIELDS, Children::PerItem, false, true);
 const SUBARRAY: Rule = rule(
-    &[
-        Len("ndims"),
-        Array("sizes, subsizes and starts"),
-        Array("sizes, subsizes and starts"),
-        Array("sizes, subsizes and starts"),
-        Order,
-    ],
+    &[Len("ndims"), Arrays("sizes, subsizes and starts", 3), Order],
     Children::One,
     true,
     false,
@@ -98,35 +135,28 @@ const DARRAY: Rule = rule(
         Int("a size"),
         Int("a rank"),
         Len("ndims"),
-        Array("gsizes"),
+        Arrays("gsizes", 1),
         Distribs,
-        Array("dargs and psizes"),
-        Array("dargs and psizes"),
+        Arrays("dargs and psizes", 2),
         Order,
     ],
     Children::One,
     true,
     false,
 );
-const F90_REAL: Rule = Rule {
-    predefined: true,
-    ..rule(
-        &[Int("a precision"), Int("a range")],
-        Children::None,
-        false,
-        false,
-    )
-};
-const F90_INTEGER: Rule = Rule {
-    predefined: true,
-    ..rule(&[Int("a range")], Children::None, false, false)
-};
-const RESIZED: Rule = rule(
+const F90_REAL: Rule = f90(&[Int("a precision"), Int("a range")]);
+const F90_INTEGER: Rule = f90(&[Int("a range")]);
+const RESIZED_BASE: Rule = rule(
     &[Int("a lower bound"), Int("an extent")],
     Children::One,
     true,
     false,
 );
+/// Only a RESIZED level can be an extent correction (CORRECTION).
+const RESIZED: Rule = Rule {
+    flags: RESIZED_BASE.flags | FLAG_CORRECTION,
+    ..RESIZED_BASE
+};
 const VALUE_INDEX: Rule = rule(&[], Children::Two, false, false);
 
 impl Combiner {
@@ -160,18 +190,14 @@ impl Rule {
     /// The fewest bytes each of the `n` items of a `Len` field takes in a
     /// stream of int width `unit`: its ints in every array, and a child
     /// node of at least one word (a NAMED node) when there is one per item.
+    #[inline]
     pub fn bytes_per_item(&self, unit: usize) -> usize {
-        let ints = self
-            .fields
-            .iter()
-            .filter(|f| matches!(f, Array(_) | Distribs))
-            .count();
         let child = if self.children == Children::PerItem {
             4
         } else {
             0
         };
-        ints * unit + child
+        self.ints_per_item as usize * unit + child
     }
 }
 
@@ -188,7 +214,7 @@ mod tests {
             let first_array = r
                 .fields
                 .iter()
-                .position(|f| matches!(f, Array(_) | Distribs));
+                .position(|f| matches!(f, Arrays(..) | Distribs));
             match (len, first_array) {
                 (Some(l), Some(a)) => assert!(l < a, "{c:?}"),
                 (None, None) => assert_ne!(r.children, Children::PerItem, "{c:?}"),

@@ -87,7 +87,7 @@ pub fn decode_int(b: &[u8], wide: bool, enc: Encoding) -> i64 {
 /// node's head and fields before its children, and its `end` after them.
 pub trait Visitor<'a> {
     fn named(&mut self, p: Predefined) -> Result<(), Stop>;
-    fn derived(&mut self, head: Head<'a>, fields: Fields<'a>) -> Result<(), Stop>;
+    fn derived(&mut self, head: &mut Head<'a>, fields: Fields<'a>) -> Result<(), Stop>;
     /// The innermost derived node not yet ended has had all its children.
     fn end(&mut self) -> Result<(), Stop>;
     /// Whether the members of a struct that repeat its first derived
@@ -130,24 +130,33 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline(always)]
     fn left(&self) -> usize {
         self.bytes.len() - self.pos
     }
 
-    fn need(&self, what: &'static str, n: usize) -> Result<(), Error> {
+    #[inline(always)]
+    fn need(&self, what: &'static str, n: usize) -> Result<(), Stop> {
         if self.left() < n {
-            return Err(Error::Truncated {
-                what,
-                offset: self.pos,
-                needed: n,
-                left: self.left(),
-            });
+            return Err(self.truncated(what, n));
         }
         Ok(())
     }
 
+    #[cold]
+    fn truncated(&self, what: &'static str, n: usize) -> Stop {
+        Error::Truncated {
+            what,
+            offset: self.pos,
+            needed: n,
+            left: self.left(),
+        }
+        .into()
+    }
+
     /// The next `n` bytes.
-    fn take(&mut self, what: &'static str, n: usize) -> Result<&'a [u8], Error> {
+    #[inline(always)]
+    fn take(&mut self, what: &'static str, n: usize) -> Result<&'a [u8], Stop> {
         self.need(what, n)?;
         let bytes: &'a [u8] = self.bytes;
         let b = &bytes[self.pos..self.pos + n];
@@ -156,7 +165,7 @@ impl<'a> Reader<'a> {
     }
 
     #[inline(always)]
-    fn u32(&mut self, what: &'static str) -> Result<u32, Error> {
+    fn u32(&mut self, what: &'static str) -> Result<u32, Stop> {
         let b: [u8; 4] = self.take(what, 4)?.try_into().expect("4 bytes");
         Ok(match self.enc {
             Encoding::Xdr => u32::from_be_bytes(b),
@@ -164,7 +173,8 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn int(&mut self, what: &'static str, wide: bool) -> Result<i64, Error> {
+    #[inline(always)]
+    fn int(&mut self, what: &'static str, wide: bool) -> Result<i64, Stop> {
         let enc = self.enc;
         let b = self.take(what, if wide { 8 } else { 4 })?;
         Ok(decode_int(b, wide, enc))
@@ -238,14 +248,16 @@ impl<'a> Reader<'a> {
     /// A derived node's flags, name, attributes and fields, reported to
     /// `v`; returns its combiner and the value of its `Len` field (0 when
     /// it has none).
-    #[inline(never)]
+    // Kept out of `node`'s frame where frames are large (debug builds).
+    #[cfg_attr(debug_assertions, inline(never))]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn head_and_fields<V: Visitor<'a>>(
         &mut self,
         at: usize,
         word: u32,
         v: &mut V,
     ) -> Result<(Combiner, usize), Stop> {
-        let head = self.head(at, word)?;
+        let mut head = self.head(at, word)?;
         let combiner = head.combiner;
         let fields_at = self.pos;
         let n = self.fields(combiner, head.wide, head.bounds)?;
@@ -262,55 +274,23 @@ impl<'a> Reader<'a> {
             )
             .into());
         }
-        v.derived(head, fields)?;
+        v.derived(&mut head, fields)?;
         Ok((combiner, n))
     }
 
     /// A derived node's word (read at `at`), flags, name and attributes.
-    fn head(&mut self, at: usize, word: u32) -> Result<Head<'a>, Error> {
+    #[inline(always)]
+    fn head(&mut self, at: usize, word: u32) -> Result<Head<'a>, Stop> {
         let combiner = Combiner::from_code(word & 0xffff).ok_or_else(|| {
             Error::corrupt(at, format!("unknown combiner code {}", word & 0xffff))
         })?;
         let rule = combiner.rule();
         let flags = word & !0xffff;
-        if flags & !FLAGS_KNOWN != 0 {
-            return Err(Error::corrupt(
-                at,
-                format!("unknown node flags {:#010x}", flags & !FLAGS_KNOWN),
-            ));
+        if flags & !rule.flags != 0 {
+            return Err(flag_error(combiner, flags, at));
         }
         let has = |flag| flags & flag != 0;
-        let (named, large, attributed) = (has(FLAG_NAME), has(FLAG_LARGE), has(FLAG_ATTRS));
-        if has(FLAG_BOUNDS) && !rule.bounds {
-            return Err(Error::corrupt(
-                at,
-                format!("{} records no bounds", combiner.mpi_name()),
-            ));
-        }
-        if has(FLAG_CORRECTION) && combiner != Combiner::Resized {
-            return Err(Error::corrupt(
-                at,
-                format!(
-                    "{} cannot be an extent correction (only RESIZED can)",
-                    combiner.mpi_name()
-                ),
-            ));
-        }
-        if rule.predefined && (named || large || attributed) {
-            return Err(Error::corrupt(
-                at,
-                format!(
-                    "{} takes no name, attributes or large flag",
-                    combiner.mpi_name()
-                ),
-            ));
-        }
-        if large && !rule.large {
-            return Err(Error::corrupt(
-                at,
-                format!("{} has no large-count form", combiner.mpi_name()),
-            ));
-        }
+        let (named, attributed) = (has(FLAG_NAME), has(FLAG_ATTRS));
         let name = if named {
             Some(self.string("a name", MAX_NAME_LEN, true)?)
         } else {
@@ -324,7 +304,7 @@ impl<'a> Reader<'a> {
         Ok(Head {
             combiner,
             wide: has(FLAG_WIDE),
-            large,
+            large: has(FLAG_LARGE),
             bounds: has(FLAG_BOUNDS),
             correction: has(FLAG_CORRECTION),
             name,
@@ -334,7 +314,7 @@ impl<'a> Reader<'a> {
 
     /// An XDR opaque of 1..=`max` bytes (0..=`max` when not `nonempty`)
     /// with zero padding; names hold no NUL byte.
-    fn string(&mut self, what: &'static str, max: usize, name: bool) -> Result<&'a [u8], Error> {
+    fn string(&mut self, what: &'static str, max: usize, name: bool) -> Result<&'a [u8], Stop> {
         let at = self.pos;
         let len = self.u32(what)? as usize;
         if (name && len == 0) || len > max {
@@ -342,30 +322,31 @@ impl<'a> Reader<'a> {
             return Err(Error::corrupt(
                 at,
                 format!("the length {len} of {what} is not in {min}..={max}"),
-            ));
+            )
+            .into());
         }
         let start = self.pos;
         let padded = self.take(what, self.enc.padded(len))?;
         let (bytes, padding) = padded.split_at(len);
         if name {
             if let Some(i) = bytes.iter().position(|&b| b == 0) {
-                return Err(Error::corrupt(
-                    start + i,
-                    format!("{what} contains a NUL byte"),
-                ));
+                return Err(
+                    Error::corrupt(start + i, format!("{what} contains a NUL byte")).into(),
+                );
             }
         }
         if let Some(i) = padding.iter().position(|&b| b != 0) {
             return Err(Error::corrupt(
                 start + len + i,
                 format!("the padding of {what} is not zero"),
-            ));
+            )
+            .into());
         }
         Ok(bytes)
     }
 
     /// A node's attribute block (spec/external.md §5.5).
-    fn attributes(&mut self) -> Result<Vec<Attribute>, Error> {
+    fn attributes(&mut self) -> Result<Vec<Attribute>, Stop> {
         let at = self.pos;
         let n = self.u32("an attribute count")? as usize;
         // Each attribute takes at least two lengths and a 1-byte name.
@@ -377,7 +358,8 @@ impl<'a> Reader<'a> {
                     "attribute count {n} is zero or more than the {} bytes left can hold",
                     self.left()
                 ),
-            ));
+            )
+            .into());
         }
         let mut attrs: Vec<Attribute> = Vec::with_capacity(n);
         for _ in 0..n {
@@ -390,7 +372,8 @@ impl<'a> Reader<'a> {
                 return Err(Error::corrupt(
                     name_at,
                     "attribute names are not distinct and in increasing byte order",
-                ));
+                )
+                .into());
             }
             let value = self.string("an attribute's value", MAX_ATTR_VALUE, false)?;
             attrs.push(Attribute {
@@ -403,13 +386,19 @@ impl<'a> Reader<'a> {
 
     /// Checks and skips the node's fields as its combiner's rule lays them
     /// out, then its recorded bounds; returns its `Len` field's value.
-    fn fields(&mut self, combiner: Combiner, wide: bool, bounds: bool) -> Result<usize, Error> {
+    #[inline(always)]
+    fn fields(&mut self, combiner: Combiner, wide: bool, bounds: bool) -> Result<usize, Stop> {
         let rule = combiner.rule();
         let unit = if wide { 8 } else { 4 };
+        let bounds_len = if bounds { 2 * unit } else { 0 };
+        // Most nodes' fields are a few ints: one check when they are there.
+        if rule.fixed && self.left() >= rule.fields.len() * unit + bounds_len {
+            self.pos += rule.fields.len() * unit + bounds_len;
+            return Ok(0);
+        }
         let mut n = 0;
-        let mut i = 0;
-        while i < rule.fields.len() {
-            match rule.fields[i] {
+        for field in rule.fields {
+            match *field {
                 Field::Int(what) => {
                     self.take(what, unit)?;
                 }
@@ -427,18 +416,12 @@ impl<'a> Reader<'a> {
                                 n.saturating_mul(per_item),
                                 self.left()
                             ),
-                        ));
+                        )
+                        .into());
                     }
                 }
-                Field::Array(what) => {
-                    // Arrays of one name are read as one (their message
-                    // names them together).
-                    let mut arrays = 1;
-                    while rule.fields.get(i + arrays) == Some(&Field::Array(what)) {
-                        arrays += 1;
-                    }
-                    self.take(what, arrays * n * unit)?;
-                    i += arrays - 1;
+                Field::Arrays(what, k) => {
+                    self.take(what, k * n * unit)?;
                 }
                 Field::Distribs => {
                     for _ in 0..n {
@@ -448,7 +431,8 @@ impl<'a> Reader<'a> {
                             return Err(Error::corrupt(
                                 at,
                                 format!("unknown distribution code {d}"),
-                            ));
+                            )
+                            .into());
                         }
                     }
                 }
@@ -456,11 +440,10 @@ impl<'a> Reader<'a> {
                     let at = self.pos;
                     let o = self.int("an order", wide)?;
                     if Order::from_code(o).is_none() {
-                        return Err(Error::corrupt(at, format!("unknown order code {o}")));
+                        return Err(Error::corrupt(at, format!("unknown order code {o}")).into());
                     }
                 }
             }
-            i += 1;
         }
         if bounds {
             self.take("a recorded lower bound", unit)?;
@@ -468,4 +451,24 @@ impl<'a> Reader<'a> {
         }
         Ok(n)
     }
+}
+
+/// Why a node's flags are not its combiner's (`layout::Rule::flags`), in
+/// the order the rules are stated: unknown flags first.
+#[cold]
+fn flag_error(combiner: Combiner, flags: u32, at: usize) -> Stop {
+    let name = combiner.mpi_name();
+    let has = |flag| flags & flag != 0;
+    let what = if flags & !FLAGS_KNOWN != 0 {
+        format!("unknown node flags {:#010x}", flags & !FLAGS_KNOWN)
+    } else if has(FLAG_BOUNDS) && !combiner.rule().bounds {
+        format!("{name} records no bounds")
+    } else if has(FLAG_CORRECTION) && combiner != Combiner::Resized {
+        format!("{name} cannot be an extent correction (only RESIZED can)")
+    } else if combiner.rule().predefined {
+        format!("{name} takes no name, attributes or large flag")
+    } else {
+        format!("{name} has no large-count form")
+    };
+    Error::corrupt(at, what).into()
 }

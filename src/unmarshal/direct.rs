@@ -461,8 +461,8 @@ impl<'a> Visitor<'a> for Compiler<'a> {
         Ok(())
     }
 
-    fn derived(&mut self, head: Head<'a>, fields: Fields<'a>) -> Result<(), Stop> {
-        self.step(&head, fields).ok_or(Stop::DECLINED)
+    fn derived(&mut self, head: &mut Head<'a>, fields: Fields<'a>) -> Result<(), Stop> {
+        self.step(head, fields).ok_or(Stop::DECLINED)
     }
 
     fn end(&mut self) -> Result<(), Stop> {

@@ -140,7 +140,7 @@ impl<'a> Visitor<'a> for TreeBuilder {
         Ok(())
     }
 
-    fn derived(&mut self, head: Head<'a>, f: Fields<'a>) -> std::result::Result<(), Stop> {
+    fn derived(&mut self, head: &mut Head<'a>, f: Fields<'a>) -> std::result::Result<(), Stop> {
         let base = self.fields.len();
         let unit = if f.wide { 8 } else { 4 };
         self.fields.extend(
@@ -161,7 +161,7 @@ impl<'a> Visitor<'a> for TreeBuilder {
             bounds: head.bounds,
             correction: head.correction,
             name: head.name.map(<[u8]>::to_vec),
-            attrs: head.attrs,
+            attrs: std::mem::take(&mut head.attrs),
             fields: base,
             children,
         });
