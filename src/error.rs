@@ -1,5 +1,7 @@
 //! The library's errors. Inside Rust they are this enum; at the C edge each
-//! variant maps to an MPI error class the library registers (see `capi`).
+//! variant has a kind (`capi::error::ErrorKind::of`), and each kind an MPI
+//! error class the library registers, except an MPI call's own error, which
+//! keeps MPI's code.
 
 use std::fmt;
 

@@ -17,6 +17,7 @@
 //! internals to the crate's own tests, fuzz targets and benches only.)
 
 mod api;
+mod callbacks;
 mod capi;
 mod compare;
 mod error;

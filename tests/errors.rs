@@ -199,7 +199,7 @@ fn c_marshal(typerep: &CStr, t: Datatype, outsize: MPI_Aint) -> (c_int, MPI_Aint
             buf.iter().all(|&b| b == FILL),
             "the buffer was written on error"
         );
-        if kind_of(rc) == MPIX_MARSHAL_ERR_BUFFER_TOO_SMALL {
+        if kind_of(rc) == ErrorKind::BufferTooSmall as c_int {
             assert_eq!(written, 0, "num_written is 0 when the buffer is too small");
         } else {
             assert_eq!(written, UNSET, "num_written was written on error");
@@ -298,7 +298,7 @@ fn unknown_representation() {
         let quoted = format!("{name:?}");
         let says = ["unknown type representation", quoted.as_str()];
         let what = format!("typerep {name:?}");
-        let k = MPIX_MARSHAL_ERR_UNKNOWN_REPRESENTATION;
+        let k = ErrorKind::UnknownRepresentation as c_int;
         let (rc, _) = c_marshal(&rep, t, 4096);
         expect_error(&what, rc, k, &says);
         expect_error(&what, c_marshal_size(&rep, t), k, &says);
@@ -320,7 +320,7 @@ fn buffer_too_small() {
             expect_error(
                 &what,
                 rc,
-                MPIX_MARSHAL_ERR_BUFFER_TOO_SMALL,
+                ErrorKind::BufferTooSmall as c_int,
                 &[
                     &format!("needs {n} bytes"),
                     &format!("the buffer has {outsize}"),
@@ -338,7 +338,12 @@ fn buffer_too_small() {
                 &mut written,
             )
         };
-        expect_error("NULL, 0", rc, MPIX_MARSHAL_ERR_BUFFER_TOO_SMALL, &["needs"]);
+        expect_error(
+            "NULL, 0",
+            rc,
+            ErrorKind::BufferTooSmall as c_int,
+            &["needs"],
+        );
         assert_eq!(written, 0);
         // The exact size is enough.
         let (rc, written) = c_marshal(rep_name(rep), t, n);
@@ -358,7 +363,7 @@ fn corrupt() {
             set_name(contiguous(2, named("MPI_DOUBLE")), "pair"),
         ],
     );
-    let k = MPIX_MARSHAL_ERR_CORRUPT;
+    let k = ErrorKind::Corrupt as c_int;
     let with = |bytes: &[u8], i: usize, v: u8| {
         let mut b = bytes.to_vec();
         b[i] = v;
@@ -519,7 +524,7 @@ fn nested(levels: usize) -> Datatype {
 #[test]
 fn unsupported() {
     let _serial = start();
-    let k = MPIX_MARSHAL_ERR_UNSUPPORTED;
+    let k = ErrorKind::Unsupported as c_int;
     let local = mpi::local();
     let e = rep_name(Representation::External);
     // A predefined type this MPI does not define.
@@ -626,7 +631,7 @@ struct Args {
 fn args() -> Args {
     let t = contiguous(2, named("MPI_INT"));
     Args {
-        k: MPIX_MARSHAL_ERR_INVALID_ARGUMENT,
+        k: ErrorKind::InvalidArgument as c_int,
         t,
         null_t: null(),
         e: rep_name(Representation::External),
@@ -1009,7 +1014,7 @@ fn invalid_argument_registration() {
         expect_error("unregister", rc, k, &["keyval 424242 is not registered"]);
         // The kind query itself: a NULL kind is an invalid argument; the
         // query raises no error handler.
-        let rc = MPIX_Type_marshal_error_kind(MPIX_MARSHAL_ERR_CORRUPT, std::ptr::null_mut());
+        let rc = MPIX_Type_marshal_error_kind(ErrorKind::Corrupt as c_int, std::ptr::null_mut());
         assert_eq!(kind_of(rc), k);
         assert!(mpi::error_string(rc).contains("kind is NULL"));
         let raised = RAISED.lock().unwrap();
@@ -1133,7 +1138,7 @@ unsafe extern "C" fn bad_unmarshal(
 #[test]
 fn attribute() {
     let _serial = start();
-    let k = MPIX_MARSHAL_ERR_ATTRIBUTE;
+    let k = ErrorKind::Attribute as c_int;
     // (Open MPI refuses NULL for MPI_TYPE_NULL_COPY_FN / _DELETE_FN.)
     unsafe extern "C" fn no_copy(
         _t: ffi::MPI_Datatype,
@@ -1232,7 +1237,7 @@ fn mpi_errors_pass_through() {
     let bytes = stream(Representation::External, t);
     let check = |what: &str, rc: c_int| {
         assert_eq!(rc, pmpi::INJECTED, "{what}");
-        assert_eq!(kind_of(rc), MPIX_MARSHAL_ERR_NONE, "{what}");
+        assert_eq!(kind_of(rc), ErrorKind::None as c_int, "{what}");
         assert_eq!(class_of(rc), pmpi::INJECTED, "{what}");
         let msg = mpi::error_string(rc);
         assert!(
@@ -1269,9 +1274,9 @@ fn internal_errors_have_no_known_trigger() {
     // Every other kind has its own class (checked as they occur); a code of
     // MPI's own classes is of kind NONE.
     for class in [ffi::MPI_ERR_TYPE, ffi::MPI_ERR_ARG, ffi::MPI_ERR_OTHER] {
-        assert_eq!(kind_of(class as c_int), MPIX_MARSHAL_ERR_NONE);
+        assert_eq!(kind_of(class as c_int), ErrorKind::None as c_int);
     }
-    assert_eq!(kind_of(0), MPIX_MARSHAL_ERR_NONE);
+    assert_eq!(kind_of(0), ErrorKind::None as c_int);
 }
 
 /// A struct with MPI_LB and MPI_UB members at the far ends of the 64-bit
@@ -1300,7 +1305,7 @@ fn lb_ub_bounds_that_overflow_are_refused() {
         expect_error(
             "LB/UB overflow",
             rc,
-            MPIX_MARSHAL_ERR_INVALID_ARGUMENT,
+            ErrorKind::InvalidArgument as c_int,
             &["bounds"],
         );
         // An int member near the top of the range: the struct's own upper
@@ -1315,13 +1320,13 @@ fn lb_ub_bounds_that_overflow_are_refused() {
         expect_error(
             "struct bound overflow",
             rc,
-            MPIX_MARSHAL_ERR_INVALID_ARGUMENT,
+            ErrorKind::InvalidArgument as c_int,
             &["bounds"],
         );
     } else {
         assert_ne!(
             kind_of(rc),
-            MPIX_MARSHAL_ERR_INTERNAL,
+            ErrorKind::Internal as c_int,
             "{}",
             mpi::error_string(rc)
         );
@@ -1432,7 +1437,7 @@ fn before_mpi_init() {
     assert_eq!(field(&lines[1], "size="), UNSET_I64, "*size written");
     assert_eq!(
         field(&lines[2], "kind="),
-        MPIX_MARSHAL_ERR_CORRUPT as i64,
+        ErrorKind::Corrupt as i64,
         "an error after MPI_Init has no kind: {lines:?}"
     );
 }

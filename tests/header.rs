@@ -1,5 +1,8 @@
-//! The checked-in C header is what cbindgen generates from src/capi/mod.rs.
-//! Fails when it is stale; `MPIX_UPDATE_HEADER=1` rewrites it.
+//! The checked-in C header is what cbindgen generates from the C API
+//! (src/capi/mod.rs and the modules it declares, whose error kinds become
+//! the MPIX_MARSHAL_ERR_* constants) and the callback types
+//! (src/callbacks.rs). Fails when it is stale; `MPIX_UPDATE_HEADER=1`
+//! rewrites it.
 
 use std::path::Path;
 
@@ -11,6 +14,7 @@ fn header_is_up_to_date() {
     cbindgen::Builder::new()
         .with_config(config)
         .with_src(root.join("src/capi/mod.rs"))
+        .with_src(root.join("src/callbacks.rs"))
         .generate()
         .expect("cbindgen")
         .write(&mut generated);

@@ -149,7 +149,7 @@ fn an_mpi_failure_at_any_step_of_a_rebuild_leaks_nothing() {
                 );
                 // An MPI error is returned as MPI's own code, of no
                 // library class.
-                assert_eq!(kind_of(rc), capi::MPIX_MARSHAL_ERR_NONE);
+                assert_eq!(kind_of(rc), capi::ErrorKind::None as c_int);
                 assert!(out == sentinel(), "{what} {rep:?}: *type written");
                 assert_eq!(
                     pmpi::live(),
@@ -247,7 +247,11 @@ fn a_late_unsupported_member_frees_its_siblings() {
         let base = pmpi::live();
         let made = pmpi::made();
         let (rc, out) = c_unmarshal(rep, &bytes);
-        assert_eq!(kind_of(rc), capi::MPIX_MARSHAL_ERR_UNSUPPORTED, "{rep:?}");
+        assert_eq!(
+            kind_of(rc),
+            capi::ErrorKind::Unsupported as c_int,
+            "{rep:?}"
+        );
         let msg = mpi::error_string(rc);
         assert!(msg.contains("Fortran REAL kind"), "{msg}");
         assert!(out == sentinel(), "{rep:?}: *type written");
@@ -277,7 +281,7 @@ fn corrupt_streams_are_refused_before_any_constructor() {
                 let (rc, out) = c_unmarshal(rep, &good[..len]);
                 assert_eq!(
                     kind_of(rc),
-                    capi::MPIX_MARSHAL_ERR_CORRUPT,
+                    capi::ErrorKind::Corrupt as c_int,
                     "{what} {rep:?}"
                 );
                 assert!(out == sentinel());
@@ -299,8 +303,8 @@ fn corrupt_streams_are_refused_before_any_constructor() {
                     } else {
                         assert!(out == sentinel(), "{what} {rep:?}: *type written");
                         let kind = kind_of(rc);
-                        if kind == capi::MPIX_MARSHAL_ERR_CORRUPT
-                            || kind == capi::MPIX_MARSHAL_ERR_INVALID_ARGUMENT
+                        if kind == capi::ErrorKind::Corrupt as c_int
+                            || kind == capi::ErrorKind::InvalidArgument as c_int
                         {
                             assert_eq!(
                                 pmpi::made(),
@@ -484,7 +488,7 @@ fn attributes_set_before_a_late_failure_are_deleted_with_their_types() {
             let (rc, out) = c_unmarshal(*rep, bytes);
             assert_eq!(
                 kind_of(rc),
-                capi::MPIX_MARSHAL_ERR_ATTRIBUTE,
+                capi::ErrorKind::Attribute as c_int,
                 "{fail_at} {rep:?}"
             );
             let msg = mpi::error_string(rc);

@@ -394,7 +394,7 @@ fn worker(id: usize, run: &Run, start: &Barrier) -> Digest {
 
         // An error, through the C API: every thread's message is the same.
         let (kind, message) = c_refuse(&run.corrupt);
-        assert_eq!(kind, capi::MPIX_MARSHAL_ERR_CORRUPT, "thread {id}");
+        assert_eq!(kind, capi::ErrorKind::Corrupt as c_int, "thread {id}");
         assert_eq!(message, run.corrupt_message, "thread {id}");
     }
     // Back to no name and no attribute: the plain stream again.

@@ -6,7 +6,7 @@
 //! takes a snapshot and runs callbacks without holding any lock, so a
 //! callback may itself register keyvals or marshal types.
 
-use crate::capi::{
+use crate::callbacks::{
     MPIX_Type_marshal_attr_function, MPIX_Type_marshal_attr_size_function,
     MPIX_Type_unmarshal_attr_function,
 };
@@ -17,7 +17,7 @@ use mpi_sys::MPI_Aint;
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, RwLockWriteGuard};
 
 pub use crate::format::tree::MAX_ATTR_VALUE;
 
@@ -225,34 +225,9 @@ fn callback_failed(k: &Keyval, which: &str, rc: c_int) -> Error {
 /// a keyval freed under its feet: MPI would raise an error, fatal by default.
 static PROBING: RwLock<()> = RwLock::new(());
 
-/// The library's `MPI_Type_free_keyval`, through the MPI profiling
-/// interface as tools wrap calls: forgets the keyval's registration, then
-/// frees it with `PMPI_Type_free_keyval`. MPI offers no way to ask whether a
-/// keyval was freed, and reuses the number. Defined here, not in the C
-/// shim, so that the shared library exports it (a cdylib exports Rust
-/// `#[no_mangle]` functions only); programs link this library before the
-/// MPI library, the usual order, for it to take effect.
-///
-/// # Safety
-/// `keyval` is NULL or points to the caller's keyval, as for
-/// `MPI_Type_free_keyval`.
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Type_free_keyval(keyval: *mut c_int) -> c_int {
-    let free = || {
-        // SAFETY: the caller's pointer is passed on to MPI unchanged.
-        unsafe { mpi::shim::mpixm_pmpi_type_free_keyval(keyval) }
-    };
-    if keyval.is_null() {
-        return free(); // MPI reports the error
-    }
-    // SAFETY: a non-null keyval points to the caller's keyval.
-    let k = unsafe { *keyval };
-    match std::panic::catch_unwind(|| {
-        let _exclusive = PROBING.write().unwrap_or_else(|p| p.into_inner());
-        forget(k);
-        free()
-    }) {
-        Ok(rc) => rc,
-        Err(_) => free(),
-    }
+/// Keeps marshals from asking MPI about keyvals (see `PROBING`) while
+/// the guard lives: held by the C API's `MPI_Type_free_keyval` while it
+/// forgets a keyval and frees it.
+pub(crate) fn hold_probes() -> RwLockWriteGuard<'static, ()> {
+    PROBING.write().unwrap_or_else(|p| p.into_inner())
 }

@@ -3,6 +3,7 @@
 //! Every MPI return code is checked here; nothing above this module calls
 //! MPI directly.
 
+pub mod error_class;
 pub mod shim;
 
 use crate::error::{Error, Result};
