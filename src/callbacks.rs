@@ -4,7 +4,7 @@
 //! takes them from the caller, so both import them from here and neither
 //! imports the other.
 
-use mpi_sys::{MPI_Aint, MPI_Datatype};
+use crate::mpi::{MPI_Aint, MPI_Datatype};
 use std::os::raw::{c_char, c_int, c_void};
 
 /// Sets `*size` to an upper bound of the bytes the marshal callback writes
