@@ -63,7 +63,7 @@ fn rebuild(bytes: &[u8], enc: Encoding, typerep: &'static CStr) -> Result<Dataty
     }
     let tree = match enc {
         Encoding::Xdr => external::read(bytes)?,
-        Encoding::Native => internal::read(bytes)?,
+        Encoding::Native => internal::read(bytes, marshal::build_id())?,
     };
     encode(&tree, typerep)
 }
@@ -82,7 +82,7 @@ fn direct_path(
             direct::unmarshal(bytes, external::HEADER_LEN, enc, Some(hash))
         }
         Encoding::Native => {
-            internal::check_header(bytes)?;
+            internal::check_header(bytes, marshal::build_id())?;
             direct::unmarshal(bytes, internal::HEADER_LEN, enc, None)
         }
     })
@@ -109,7 +109,7 @@ pub fn unmarshal_direct(rep: Representation, bytes: &[u8]) -> Option<Result<Data
 pub fn read(rep: Representation, bytes: &[u8]) -> Result<Node> {
     match rep {
         Representation::External => external::read(bytes),
-        Representation::Internal => internal::read(bytes),
+        Representation::Internal => internal::read(bytes, marshal::build_id()),
         Representation::Compressed => compressed::expand(bytes, external::read),
     }
 }
@@ -129,9 +129,10 @@ pub fn stream_signature_hash(rep: Representation, bytes: &[u8]) -> Result<u64> {
     match rep {
         Representation::External => external::header_hash(bytes),
         Representation::Compressed => compressed::expand(bytes, external::header_hash),
-        Representation::Internal => {
-            signature::signature_hash(&internal::read(bytes)?, HashKind::DEFAULT)
-        }
+        Representation::Internal => signature::signature_hash(
+            &internal::read(bytes, marshal::build_id())?,
+            HashKind::DEFAULT,
+        ),
     }
 }
 

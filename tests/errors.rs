@@ -780,7 +780,11 @@ fn invalid_argument_undecodable_arguments() {
         &ext,
     ]
     .concat();
-    let internal = [&mpix_marshal::testing::internal::header()[..], &body(false)].concat();
+    let internal = [
+        &mpix_marshal::testing::internal::header(mpix_marshal::testing::marshal::build_id())[..],
+        &body(false),
+    ]
+    .concat();
     for (rep, bytes) in [
         (Representation::External, ext),
         (Representation::Internal, internal),

@@ -255,7 +255,11 @@ fn compressed(magic: u32, claim: u32, payload: &[u8]) -> Vec<u8> {
 fn stream(rep: Representation, items: &[It]) -> Vec<u8> {
     match rep {
         Representation::External => external_stream(items),
-        Representation::Internal => [&internal::header()[..], &body(items, false)].concat(),
+        Representation::Internal => [
+            &internal::header(mpix_marshal::testing::marshal::build_id())[..],
+            &body(items, false),
+        ]
+        .concat(),
         Representation::Compressed => compressed_form(&external_stream(items)),
     }
 }
@@ -421,7 +425,11 @@ fn million_levels(what: &'static str, level: &[It], per: usize) -> Vec<Deep> {
         // its end, so its header's hash is not looked at).
         let nested = |xdr: bool| [body(level, xdr).repeat(1_000_000), body(&int(), xdr)].concat();
         let ext = [&external::header(0)[..], &nested(true)].concat();
-        let int = [&internal::header()[..], &nested(false)].concat();
+        let int = [
+            &internal::header(mpix_marshal::testing::marshal::build_id())[..],
+            &nested(false),
+        ]
+        .concat();
         let comp = compressed_form(&ext);
         assert_eq!(
             comp[..4],

@@ -11,7 +11,7 @@ use mpix_marshal::testing::internal::{self, HEADER_LEN};
 use mpix_marshal_fuzz::{assert_parse_error, check_decoded};
 
 fn check(data: &[u8]) {
-    match internal::read(data) {
+    match internal::read(data, mpix_marshal::testing::marshal::build_id()) {
         Ok(tree) => {
             check_decoded(&tree);
         }
@@ -21,7 +21,7 @@ fn check(data: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     check(data);
-    let mine = internal::header();
+    let mine = internal::header(mpix_marshal::testing::marshal::build_id());
     if data.len() >= HEADER_LEN && data[..HEADER_LEN] != mine {
         let mut fixed = mine.to_vec();
         fixed.extend_from_slice(&data[HEADER_LEN..]);

@@ -12,8 +12,8 @@ use crate::callbacks::{
 };
 use crate::error::{Error, Result};
 use crate::format::tree::{Attribute, MAX_ATTR_NAME_LEN};
-use crate::mpi::{self, Datatype};
 use crate::mpi::MPI_Aint;
+use crate::mpi::{self, Datatype};
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -12,6 +12,23 @@ use crate::format::{compressed, internal, Representation};
 use crate::mpi::{self, Datatype};
 use crate::scratch::with_buffer;
 
+/// This build's id in internal streams (`format::internal::build_id` of
+/// the MPI library, its MPI version and this library's version).
+pub fn build_id() -> u16 {
+    static ID: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+    *ID.get_or_init(|| {
+        let l = &mpi::local().constants;
+        internal::build_id(&format!(
+            "{}|{}.{}|{}|{}",
+            mpi::library_version(),
+            l.version,
+            l.subversion,
+            l.is_open_mpi,
+            env!("CARGO_PKG_VERSION")
+        ))
+    })
+}
+
 /// The constructor tree of a datatype: its envelope/contents at every
 /// level, with names.
 pub fn tree(datatype: Datatype) -> Result<Node> {
@@ -42,7 +59,7 @@ pub fn with_stream<R>(
     // sink, which costs more than the whole stream.
     if let Some(p) = mpi::local().predefined(datatype) {
         let (header, at, enc) = match rep {
-            Representation::Internal => (&internal::header()[..], None, Encoding::Native),
+            Representation::Internal => (&internal::header(build_id())[..], None, Encoding::Native),
             _ => (
                 &external::header(0)[..],
                 Some(external::HASH_AT),
@@ -67,7 +84,7 @@ pub fn with_stream<R>(
                 decode(datatype, sink, &header, at, Encoding::Xdr, rep.c_name())
             }
             Representation::Internal => {
-                let header = internal::header();
+                let header = internal::header(build_id());
                 decode(
                     datatype,
                     sink,
