@@ -5,7 +5,7 @@
 //! * marshal: `marshal_into` a reused buffer. Its floor is a traversal doing
 //!   only `MPI_Type_get_envelope` / `MPI_Type_get_contents` on every node and
 //!   `MPI_Type_free` of every derived handle get_contents returned, as
-//!   `src/decode.rs` does, building nothing.
+//!   the marshal traversal (`src/marshal/mod.rs`) does, building nothing.
 //! * unmarshal: `unmarshal` plus `MPI_Type_free` of the (derived) result. Its
 //!   floor is the constructor calls alone: the tree is decoded once and turned
 //!   into ready C arguments, then each timed call walks it calling the MPI
@@ -37,7 +37,7 @@ fn is_predefined(t: Datatype) -> bool {
 }
 
 // ---------------------------------------------------------------------------
-// Marshal floor: envelope / contents / free, as src/decode.rs, building nothing.
+// Marshal floor: envelope / contents / free, as src/marshal/mod.rs, building nothing.
 
 struct Traversal {
     local: &'static Local,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the C tests of scripts/c-tests.sh (the API tests, the multi-process
-# tests under mpiexec -n 2, the archive demo) twice more, looking for memory
-# and undefined-behaviour errors; any report fails the run:
+# Runs the C tests of scripts/c-tests.sh (the exported-symbol and header
+# checks, the API tests, the multi-process tests under mpiexec -n 2 only, the
+# archive demo) again, once per pass below, looking for memory and
+# undefined-behaviour errors; any report fails the run:
 #  1. asan: the C programs built with gcc's -fsanitize=address,undefined
 #     (no recovery), linked against the Rust library built with rustc's
 #     -Zsanitizer=address (on the stable toolchain, through RUSTC_BOOTSTRAP=1)
@@ -37,9 +38,10 @@ keep_loaded() { # output dir
 asan_pass() {
     echo "--- asan: building the library with -Zsanitizer=address ($target/asan)"
     # RUSTFLAGS reach only the crates built for --target, not build scripts
-    # or proc macros; CFLAGS reach the C shims built with cc (ours and
-    # mpi-sys's), which get UBSan too. The sanitizer runtimes are not linked
-    # into the library: they come with the gcc-built test programs.
+    # or proc macros; CFLAGS reach the C shims built with cc (ours,
+    # src/shim/shim.c, and mpi-sys's), which get UBSan too. The sanitizer
+    # runtimes are not linked into the library: they come with the gcc-built
+    # test programs.
     RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address -Cforce-frame-pointers=yes" \
         CFLAGS="-g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
         CARGO_TARGET_DIR="$target/asan" cargo build --lib --target "$host" || return 1
@@ -68,12 +70,16 @@ valgrind_pass() {
     # --errors-for-leak-kinds=definite: a block nothing points to is a leak,
     # and fails the run. Not the other kinds: "indirect" blocks hang off a
     # definite one, which already fails; "possible" ones are reached only
-    # through interior pointers, as the cache's HashMap is (hashbrown points
-    # into the middle of its allocation); "reachable" ones are still held at
-    # exit by globals that live as long as the process by design (MPI's, and
-    # ours: the cache table, the error-code table). Definite leaks are shown
-    # with a ready-made suppression; --track-origins=yes would say where an
-    # uninitialised value came from but doubles the time: add it by hand.
+    # through a pointer into their middle, which is how some containers hold
+    # their blocks (a Rust HashMap points into the middle of its table);
+    # "reachable" ones are still held at exit by globals that live as long
+    # as the process by design (MPI's, and ours: the keyval registry, the
+    # error classes and their rings of codes, the local MPI's constants, the
+    # main thread's reused buffers). The per-type cache is not among them:
+    # it lives in an attribute on each type and is freed with the type.
+    # Definite leaks are shown with a ready-made suppression;
+    # --track-origins=yes would say where an uninitialised value came from
+    # but doubles the time: add it by hand.
     CTESTS_RUNNER="valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --keep-debuginfo=yes --num-callers=40 --gen-suppressions=all --suppressions=$root/tests/c/valgrind.supp" \
         CTESTS_CFLAGS="-g" CTESTS_LDFLAGS="$keep -rdynamic" CTESTS_NP=2 CTESTS_OUT="$out" \
         scripts/c-tests.sh "$target"

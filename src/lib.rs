@@ -16,6 +16,10 @@
 //! The modules are private; this page is the Rust API. (`testing` exposes
 //! internals to the crate's own tests, fuzz targets and benches only.)
 
+// Every unsafe operation sits in an unsafe block that says why it is sound.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod api;
 mod callbacks;
 mod capi;
@@ -28,13 +32,16 @@ mod scratch;
 mod signature;
 mod unmarshal;
 
-pub use api::{marshal, marshal_into, marshal_size, read, type_tree, unmarshal, Representation};
+pub use api::{
+    marshal, marshal_into, marshal_size, read, signature_count, signature_hash,
+    stream_signature_hash, type_tree, unmarshal, Representation,
+};
 pub use compare::{compare, Comparison, Level};
 pub use error::{Error, Result};
 pub use format::codes::{Combiner, Distribution, Order, Predefined};
 pub use format::tree::{Attribute, Bounds, Kind, Node};
 pub use mpi::Datatype;
-pub use signature::{signature_hash, HashKind};
+pub use signature::{signature_hash as tree_signature_hash, HashKind};
 
 /// Internals for this crate's tests, fuzz targets and benches: not part of
 /// the API, and may change in any release.

@@ -1,7 +1,7 @@
-//! The direct unmarshal (`src/direct.rs`) against the tree path it stands
-//! in for (`read` + `encode`): it must cover the common types, build
-//! exactly what the tree path builds, and never accept a stream the tree
-//! path refuses.
+//! The direct unmarshal (`src/unmarshal/direct.rs`) against the tree path it
+//! stands in for (`read` + `encode`, src/unmarshal/mod.rs): it must cover
+//! the common types, build exactly what the tree path builds, and never
+//! accept a stream the tree path refuses.
 
 mod common;
 use common::*;
@@ -100,9 +100,10 @@ fn agrees_with_the_tree_path_on_the_corpus() {
     );
 }
 
-/// Whether the direct path is meant to build `node` (src/direct.rs): no
-/// large-count or attributed node, only the common combiners, every field
-/// within 32 bits (no WIDE node), every predefined type defined here.
+/// Whether the direct path is meant to build `node`
+/// (src/unmarshal/direct.rs): no large-count or attributed node, only the
+/// common combiners, every field within 32 bits (no WIDE node), every
+/// predefined type defined here.
 fn covered(node: &Node) -> bool {
     let own = match node.kind {
         Kind::Named(p) => mpi::local().datatype(p).is_some(),

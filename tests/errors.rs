@@ -1269,9 +1269,10 @@ fn mpi_errors_pass_through() {
 
 /// INTERNAL (a Rust panic caught at the C boundary) has no trigger: no
 /// input, argument or MPI answer found makes the library panic (the one
-/// found, an overflow on MPIs without MPI_LB, is fixed in encode.rs; see
-/// `lb_ub_bounds_that_overflow_are_refused`). Its class is still
-/// registered apart from the others, so its codes would be told apart.
+/// found, an overflow on MPIs without MPI_LB, is fixed in
+/// src/unmarshal/mod.rs; see `lb_ub_bounds_that_overflow_are_refused`).
+/// Its class is still registered apart from the others, so its codes would
+/// be told apart.
 #[test]
 fn internal_errors_have_no_known_trigger() {
     let _serial = start();

@@ -138,7 +138,7 @@ fn alias_codes_rebuild_to_the_alias_handle() {
 /// Found by the header target (an internal stream of a large-count
 /// SUBARRAY with three subsizes near 2^61, 2^57 and 2^47): the signature
 /// hash the marshal traversal writes in the external header
-/// (src/decode/signature.rs) saturated the product of a SUBARRAY's
+/// (src/marshal/signature.rs) saturated the product of a SUBARRAY's
 /// subsizes at u128::MAX, where the tree's hash (signature::fold) applies
 /// the factors one by one; past 2^128 elements the two differ, so
 /// `marshal` wrote a stream its own `unmarshal` refused (corrupt: the

@@ -4,8 +4,8 @@
 //! concurrently, thousands of times. Every result equals the single-threaded
 //! reference computed before the threads start; the threads' digests of
 //! everything they produced are equal; afterwards the per-type cache
-//! (src/cache.rs) still replays the reference bytes and the keyval registry
-//! holds exactly what it held before.
+//! (src/marshal/cache.rs) still replays the reference bytes and the keyval
+//! registry holds exactly what it held before.
 //!
 //! The same types are marshalled by all threads at about the same time, so
 //! that replays of a type's cached plan race with each other; a set of
