@@ -62,7 +62,7 @@ fn rebuild(bytes: &[u8], enc: Encoding, typerep: &'static CStr) -> Result<Dataty
         return built.map_err(|e| *e);
     }
     let tree = match enc {
-        Encoding::Xdr => external::read(bytes)?,
+        Encoding::Xdr => crate::signature::stream::read(bytes)?,
         Encoding::Native => internal::read(bytes, marshal::build_id())?,
     };
     encode(&tree, typerep)
@@ -108,9 +108,9 @@ pub fn unmarshal_direct(rep: Representation, bytes: &[u8]) -> Option<Result<Data
 /// a datatype.
 pub fn read(rep: Representation, bytes: &[u8]) -> Result<Node> {
     match rep {
-        Representation::External => external::read(bytes),
+        Representation::External => crate::signature::stream::read(bytes),
         Representation::Internal => internal::read(bytes, marshal::build_id()),
-        Representation::Compressed => compressed::expand(bytes, external::read),
+        Representation::Compressed => compressed::expand(bytes, crate::signature::stream::read),
     }
 }
 

@@ -47,7 +47,11 @@ pub use signature::{signature_hash as tree_signature_hash, HashKind};
 /// the API, and may change in any release.
 #[doc(hidden)]
 pub mod testing {
-    pub use crate::format::{codes, compressed, external, internal, sink, tree};
+    pub use crate::format::{codes, compressed, internal, sink, tree};
+    pub mod external {
+        pub use crate::format::external::*;
+        pub use crate::signature::stream::{read, write};
+    }
     pub mod api {
         pub use crate::api::*;
     }

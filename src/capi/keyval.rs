@@ -41,5 +41,5 @@ pub unsafe extern "C" fn MPI_Type_free_keyval(keyval: *mut c_int) -> c_int {
     }
     // SAFETY: the caller's pointer is passed on to MPI unchanged (MPI
     // reports a NULL one).
-    unsafe { mpi::shim::mpixm_pmpi_type_free_keyval(keyval) }
+    unsafe { mpi::keyval::pmpi_free_keyval(keyval) }
 }

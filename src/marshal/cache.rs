@@ -161,7 +161,7 @@ fn slot(enc: Encoding) -> usize {
 }
 
 unsafe extern "C" fn copy_fn(
-    _t: mpi_sys::MPI_Datatype,
+    _t: Datatype,
     _k: c_int,
     _extra: *mut c_void,
     _in: *mut c_void,
@@ -174,7 +174,7 @@ unsafe extern "C" fn copy_fn(
 }
 
 unsafe extern "C" fn delete_fn(
-    _t: mpi_sys::MPI_Datatype,
+    _t: Datatype,
     _k: c_int,
     value: *mut c_void,
     _extra: *mut c_void,
@@ -190,34 +190,8 @@ unsafe extern "C" fn delete_fn(
     0
 }
 
-/// The library's keyval, created on first use; None if MPI refused one.
-static KEYVAL: OnceLock<Option<c_int>> = OnceLock::new();
-
-/// Called from MPI_Finalize (the shim's MPI_COMM_SELF delete callback, as
-/// the hook `mpi::ready` passes it): frees the library's keyval, which MPI
-/// then releases with the last type that carries it.
-pub(crate) extern "C" fn release_keyval() {
-    if let Some(Some(mut k)) = KEYVAL.get().copied() {
-        // SAFETY: k is this library's keyval, freed once, through PMPI so
-        // that the library's own MPI_Type_free_keyval wrapper is bypassed.
-        unsafe { crate::mpi::shim::mpixm_pmpi_type_free_keyval(&mut k) };
-    }
-}
-
 fn keyval() -> Option<c_int> {
-    *KEYVAL.get_or_init(|| {
-        let mut k: c_int = 0;
-        // SAFETY: the callbacks have MPI's signatures; k is a valid out-pointer.
-        let rc = unsafe {
-            mpi_sys::MPI_Type_create_keyval(
-                Some(copy_fn),
-                Some(delete_fn),
-                &mut k,
-                std::ptr::null_mut(),
-            )
-        };
-        (rc == 0).then_some(k)
-    })
+    mpi::keyval::cache_keyval(copy_fn, delete_fn)
 }
 
 /// The cache entry attached to `t`, if any. It lives as long as `t`: the

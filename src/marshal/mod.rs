@@ -634,7 +634,7 @@ fn strip_dup(buf: &mut [u8; 256], len: usize) -> usize {
     len - 4
 }
 
-fn order(l: &mpi::shim::Constants, local: i64) -> Result<Order> {
+fn order(l: &mpi::Constants, local: i64) -> Result<Order> {
     match local {
         x if x == l.order_c as i64 => Ok(Order::C),
         x if x == l.order_fortran as i64 => Ok(Order::Fortran),
@@ -644,7 +644,7 @@ fn order(l: &mpi::shim::Constants, local: i64) -> Result<Order> {
     }
 }
 
-fn distribution(l: &mpi::shim::Constants, local: i64) -> Result<Distribution> {
+fn distribution(l: &mpi::Constants, local: i64) -> Result<Distribution> {
     match local {
         x if x == l.distribute_block as i64 => Ok(Distribution::Block),
         x if x == l.distribute_cyclic as i64 => Ok(Distribution::Cyclic),

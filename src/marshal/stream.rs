@@ -32,7 +32,11 @@ pub fn build_id() -> u16 {
 /// The constructor tree of a datatype: its envelope/contents at every
 /// level, with names.
 pub fn tree(datatype: Datatype) -> Result<Node> {
-    with_stream(Representation::External, datatype, external::read)
+    with_stream(
+        Representation::External,
+        datatype,
+        crate::signature::stream::read,
+    )
 }
 
 pub fn ready() -> Result<()> {

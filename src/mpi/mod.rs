@@ -3,12 +3,15 @@
 //! Every MPI return code is checked here; nothing above this module calls
 //! MPI directly.
 
+pub mod construct;
 pub mod error_class;
+pub mod keyval;
 pub mod shim;
 
 use crate::error::{Error, Result};
 use crate::format::codes::{Combiner, Predefined};
 pub use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype};
+pub use shim::{Constants, UNSUPPORTED};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 use std::sync::OnceLock;
@@ -285,10 +288,11 @@ pub fn is_initialized() -> bool {
     let ready = init != 0 && fini == 0;
     if ready {
         WATCH.call_once(|| {
-            // SAFETY: MPI is initialized; FINALIZED is a static that outlives MPI
-            // and the hook a function that does.
-            let hook = crate::marshal::cache::release_keyval;
-            if unsafe { shim::mpixm_watch_finalize(&FINALIZED, hook) } == MPI_SUCCESS {
+            let hook = keyval::release_cache_keyval;
+            // SAFETY: MPI is initialized; FINALIZED is a static that
+            // outlives MPI and the hook a function that does.
+            let watching = unsafe { shim::mpixm_watch_finalize(&FINALIZED, hook) };
+            if watching == MPI_SUCCESS {
                 SEEN.store(true, Ordering::Release);
             }
         });

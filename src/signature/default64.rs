@@ -20,7 +20,7 @@ use super::fold::SignatureMonoid;
 use super::{HashKind, SignatureHash};
 
 /// The modulus, 2^61 - 1.
-pub const P: u64 = (1 << 61) - 1;
+pub const P: u64 = crate::format::external::HASH_MODULUS;
 /// The base, a primitive root modulo P.
 pub const BASE: u64 = 0x02ea_e6a9_5e1d_e11a;
 /// Xored into a basic type's key before mixing ("mpixsig1").

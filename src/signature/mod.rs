@@ -29,6 +29,7 @@ mod exact;
 pub mod fold;
 pub mod gf;
 pub mod gropp;
+pub mod stream;
 
 #[cfg(test)]
 mod tests;

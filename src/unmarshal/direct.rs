@@ -34,10 +34,10 @@ use crate::format::codes::{Combiner, Predefined};
 use crate::format::external::Encoding;
 use crate::format::reader::{self, Fields, Head, Stop, Visitor};
 use crate::marshal;
+use crate::mpi::construct::Call;
 use crate::mpi::{self, Datatype, Local, MPI_Aint};
 use crate::scratch::with_buffer;
 use crate::signature::{Default64, SignatureMonoid};
-use mpi_sys as ffi;
 use std::os::raw::c_int;
 
 /// Builds the type whose nodes run from `start` to the end of `bytes`, in
@@ -73,7 +73,7 @@ pub(crate) fn unmarshal(
                 break;
             }
             let shared = program.steps.iter().any(|s| s.shared);
-            built = program.run(local, bytes).transpose();
+            built = program.run(bytes).transpose();
             if built.is_some() || !shared {
                 break;
             }
@@ -171,7 +171,7 @@ impl Program {
     /// a level does not have its recorded bounds. On error, frees every
     /// handle built. (Errors are boxed: a small result keeps the hot
     /// path's returns in registers.)
-    fn run(&mut self, local: &Local, bytes: &[u8]) -> Result<Option<Datatype>, Box<Error>> {
+    fn run(&mut self, bytes: &[u8]) -> Result<Option<Datatype>, Box<Error>> {
         let (mut handles, mut built) = (
             std::mem::take(&mut self.handles),
             std::mem::take(&mut self.built),
@@ -187,9 +187,9 @@ impl Program {
             let (ints, addrs) = (&self.ints[s.ints.range()], &self.addrs[s.addrs.range()]);
             let made = if s.shared {
                 let members = vec![handles[first]; ints[0] as usize];
-                construct(local, s.combiner, ints, addrs, &members)
+                construct(s.combiner, ints, addrs, &members)
             } else {
-                construct(local, s.combiner, ints, addrs, &handles[first..])
+                construct(s.combiner, ints, addrs, &handles[first..])
             };
             release(&handles[first..], &built[first..]);
             handles.truncate(first);
@@ -581,46 +581,28 @@ fn counts(enc: Encoding, words: &[u8], out: &mut Vec<c_int>) -> Option<u64> {
 /// `addrs`, laid out as get_contents returns them, on `kids` (the inverse
 /// of `mpi::contents`).
 fn construct(
-    local: &Local,
     combiner: Combiner,
     ints: &[c_int],
     addrs: &[MPI_Aint],
     kids: &[Datatype],
 ) -> Result<Datatype, Box<Error>> {
     let (i, d, t) = (ints, addrs, kids);
-    let mut out = local.datatype_null();
-    let o = &mut out as *mut Datatype;
-    // SAFETY (every call): `Compiler::fields` filled `i` and `d` with the
-    // arrays of exactly the counts passed (i[0] entries each, after the
-    // counts), `t` holds one live handle per child, `o` points to a local.
-    let rc = unsafe {
-        match combiner {
-            Combiner::Dup => ffi::MPI_Type_dup(t[0], o),
-            Combiner::Contiguous => ffi::MPI_Type_contiguous(i[0], t[0], o),
-            Combiner::Vector => ffi::MPI_Type_vector(i[0], i[1], i[2], t[0], o),
-            Combiner::Hvector => ffi::MPI_Type_create_hvector(i[0], i[1], d[0], t[0], o),
-            Combiner::Indexed => {
-                let n = i[0] as usize;
-                ffi::MPI_Type_indexed(i[0], i[1..].as_ptr(), i[1 + n..].as_ptr(), t[0], o)
-            }
-            Combiner::Hindexed => {
-                ffi::MPI_Type_create_hindexed(i[0], i[1..].as_ptr(), d.as_ptr(), t[0], o)
-            }
-            Combiner::IndexedBlock => {
-                ffi::MPI_Type_create_indexed_block(i[0], i[1], i[2..].as_ptr(), t[0], o)
-            }
-            Combiner::HindexedBlock => {
-                ffi::MPI_Type_create_hindexed_block(i[0], i[1], d.as_ptr(), t[0], o)
-            }
-            Combiner::Struct => {
-                ffi::MPI_Type_create_struct(i[0], i[1..].as_ptr(), d.as_ptr(), t.as_ptr(), o)
-            }
-            Combiner::Resized => ffi::MPI_Type_create_resized(t[0], d[0], d[1], o),
-            _ => unreachable!("compiled only for the combiners above"),
-        }
+    // `Compiler::fields` laid out i[0] entries per array after the counts.
+    let n = |i: &[c_int]| i[0] as usize;
+    let call = match combiner {
+        Combiner::Dup => Call::Dup(t[0]),
+        Combiner::Contiguous => Call::Contiguous(i[0], t[0]),
+        Combiner::Vector => Call::Vector([i[0], i[1], i[2]], t[0]),
+        Combiner::Hvector => Call::Hvector([i[0], i[1]], d[0], t[0]),
+        Combiner::Indexed => Call::Indexed(&i[1..1 + n(i)], &i[1 + n(i)..1 + 2 * n(i)], t[0]),
+        Combiner::Hindexed => Call::Hindexed(&i[1..1 + n(i)], &d[..n(i)], t[0]),
+        Combiner::IndexedBlock => Call::IndexedBlock(i[1], &i[2..2 + n(i)], t[0]),
+        Combiner::HindexedBlock => Call::HindexedBlock(i[1], &d[..n(i)], t[0]),
+        Combiner::Struct => Call::Struct(&i[1..1 + n(i)], &d[..n(i)], &t[..n(i)]),
+        Combiner::Resized => Call::Resized(t[0], d[0], d[1]),
+        _ => unreachable!("compiled only for the combiners above"),
     };
-    crate::unmarshal::check_constructor(rc, combiner, false).map_err(Box::new)?;
-    Ok(out)
+    mpi::construct::construct(call, combiner).map_err(Box::new)
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@ use crate::format::codes::{Combiner, Distribution, Order, Predefined, DFLT_DARG,
 use crate::format::tree::{self, Bounds, Failure, Kind, Node};
 use crate::marshal::attributes::{self, Registry};
 use crate::marshal::cache;
-use crate::mpi::{self, check, shim, Datatype, Local, MPI_Aint, MPI_Count};
+use crate::mpi::construct::{construct, Call, Darray, Subarray};
+use crate::mpi::{self, check, Datatype, Local, MPI_Aint};
 use crate::scratch::with_buffer;
-use mpi_sys as ffi;
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
@@ -172,9 +172,7 @@ thread_local! {
 }
 
 /// Buffers for converting 64-bit arguments to the C types of classic
-/// constructors, reused across the nodes of one tree. Each method fills
-/// its own buffer and returns a pointer valid until that buffer is filled
-/// again.
+/// constructors, reused across the nodes of one tree.
 #[derive(Default)]
 struct Conv {
     a: Vec<c_int>,
@@ -183,27 +181,18 @@ struct Conv {
     addrs: Vec<MPI_Aint>,
 }
 
-fn fill_ints(buf: &mut Vec<c_int>, v: &[i64]) -> *mut c_int {
+/// `v` as C ints in `buf`.
+fn ints<'a>(buf: &'a mut Vec<c_int>, v: &[i64]) -> &'a [c_int] {
     buf.clear();
     buf.extend(v.iter().map(|&x| x as c_int));
-    buf.as_mut_ptr()
+    buf
 }
 
-impl Conv {
-    fn i1(&mut self, v: &[i64]) -> *mut c_int {
-        fill_ints(&mut self.a, v)
-    }
-    fn i2(&mut self, v: &[i64]) -> *mut c_int {
-        fill_ints(&mut self.b, v)
-    }
-    fn i3(&mut self, v: &[i64]) -> *mut c_int {
-        fill_ints(&mut self.c, v)
-    }
-    fn a1(&mut self, v: &[i64]) -> *mut MPI_Aint {
-        self.addrs.clear();
-        self.addrs.extend(v.iter().map(|&x| x as MPI_Aint));
-        self.addrs.as_mut_ptr()
-    }
+/// `v` as MPI_Aints in `buf`.
+fn aints<'a>(buf: &'a mut Vec<MPI_Aint>, v: &[i64]) -> &'a [MPI_Aint] {
+    buf.clear();
+    buf.extend(v.iter().map(|&x| x as MPI_Aint));
+    buf
 }
 
 impl Builder<'_> {
@@ -327,21 +316,12 @@ impl Builder<'_> {
                 return Ok(built);
             }
         }
-        let mut out = self.local.datatype_null();
-        // SAFETY: built.handle is live; out is a local. The bounds fit
-        // MPI_Aint (validate: lb + extent does not overflow 64 bits).
-        let rc = unsafe {
-            ffi::MPI_Type_create_resized(
-                built.handle,
-                recorded.lb as MPI_Aint,
-                recorded.extent as MPI_Aint,
-                &mut out,
-            )
-        };
+        // The bounds fit MPI_Aint (validate: lb + extent does not overflow).
+        let (lb, extent) = (recorded.lb as MPI_Aint, recorded.extent as MPI_Aint);
+        let out = construct(Call::Resized(built.handle, lb, extent), Combiner::Resized);
         built.release();
-        check(rc, "MPI_Type_create_resized")?;
         let corrected = Built {
-            handle: out,
+            handle: out?,
             derived: true,
         };
         if let Err(e) = cache::mark_correction(corrected.handle) {
@@ -373,25 +353,24 @@ impl Builder<'_> {
                 v as c_int
             }
         };
-        let mut out = self.local.datatype_null();
         let (which, p, r) = match &node.kind {
             Kind::F90Real { p, r } => (0, *p, *r),
             Kind::F90Complex { p, r } => (1, *p, *r),
             Kind::F90Integer { r } => (2, UNDEFINED, *r),
             _ => return Ok(None),
         };
-        // SAFETY: out is a valid local; F90 types are predefined and never freed.
-        let rc =
-            unsafe { shim::mpixm_type_create_f90(which, local_undef(p), local_undef(r), &mut out) };
-        if rc != 0 && rc != shim::UNSUPPORTED {
-            return Err(Error::unsupported(format!(
+        match mpi::construct::f90(which, local_undef(p), local_undef(r)) {
+            Ok(t) => Ok(Some(t)),
+            Err(rc) if rc == mpi::UNSUPPORTED => {
+                check(rc, "MPI_Type_create_f90_*")?;
+                unreachable!("check refuses UNSUPPORTED")
+            }
+            Err(rc) => Err(Error::unsupported(format!(
                 "this MPI has no Fortran {} kind with precision {p} and range {r} ({})",
                 ["REAL", "COMPLEX", "INTEGER"][which as usize],
                 mpi::error_string(rc)
-            )));
+            ))),
         }
-        check(rc, "MPI_Type_create_f90_*")?;
-        Ok(Some(out))
     }
 
     /// Calls the node's constructor on already-built children (off the
@@ -399,337 +378,208 @@ impl Builder<'_> {
     #[inline(never)]
     fn construct(&mut self, node: &Node, kids: &[Datatype]) -> Result<Datatype> {
         let large = node.large && self.local.has_large_count();
-        let mut out = self.local.datatype_null();
-        let o = &mut out as *mut Datatype;
-        // SAFETY (every call below): array arguments are Vecs of exactly the
-        // counts passed (checked by tree::validate), `o` points to a local,
-        // and every child handle is a live handle built above.
-        let rc = unsafe {
-            match &node.kind {
-                Kind::Named(_)
-                | Kind::F90Real { .. }
-                | Kind::F90Complex { .. }
-                | Kind::F90Integer { .. } => {
-                    unreachable!("built without a constructor")
-                }
-                Kind::Dup(_) => ffi::MPI_Type_dup(kids[0], o),
-                Kind::Contiguous { count, .. } => {
-                    if large {
-                        shim::mpixm_type_contiguous_c(*count, kids[0], o)
-                    } else {
-                        ffi::MPI_Type_contiguous(*count as c_int, kids[0], o)
-                    }
-                }
-                Kind::Vector {
-                    count,
-                    blocklength,
-                    stride,
-                    ..
-                } => {
-                    if large {
-                        shim::mpixm_type_vector_c(*count, *blocklength, *stride, kids[0], o)
-                    } else {
-                        ffi::MPI_Type_vector(
-                            *count as c_int,
-                            *blocklength as c_int,
-                            *stride as c_int,
-                            kids[0],
-                            o,
-                        )
-                    }
-                }
-                Kind::Hvector {
-                    count,
-                    blocklength,
-                    stride,
-                    legacy,
-                    ..
-                } => {
-                    if large {
-                        shim::mpixm_type_create_hvector_c(*count, *blocklength, *stride, kids[0], o)
-                    } else if *legacy && self.local.has_mpi1() {
-                        shim::mpixm_type_hvector(
-                            *count as c_int,
-                            *blocklength as c_int,
-                            *stride as MPI_Aint,
-                            kids[0],
-                            o,
-                        )
-                    } else {
-                        ffi::MPI_Type_create_hvector(
-                            *count as c_int,
-                            *blocklength as c_int,
-                            *stride as MPI_Aint,
-                            kids[0],
-                            o,
-                        )
-                    }
-                }
-                Kind::Indexed {
-                    blocklengths,
-                    displacements,
-                    ..
-                } => {
-                    let n = blocklengths.len();
-                    if large {
-                        shim::mpixm_type_indexed_c(
-                            n as MPI_Count,
-                            blocklengths.as_ptr(),
-                            displacements.as_ptr(),
-                            kids[0],
-                            o,
-                        )
-                    } else {
-                        ffi::MPI_Type_indexed(
-                            n as c_int,
-                            self.buffers.conv.i1(blocklengths),
-                            self.buffers.conv.i2(displacements),
-                            kids[0],
-                            o,
-                        )
-                    }
-                }
-                Kind::Hindexed {
-                    blocklengths,
-                    displacements,
-                    legacy,
-                    ..
-                } => {
-                    let n = blocklengths.len();
-                    if large {
-                        shim::mpixm_type_create_hindexed_c(
-                            n as MPI_Count,
-                            blocklengths.as_ptr(),
-                            displacements.as_ptr(),
-                            kids[0],
-                            o,
-                        )
-                    } else if *legacy && self.local.has_mpi1() {
-                        shim::mpixm_type_hindexed(
-                            n as c_int,
-                            self.buffers.conv.i1(blocklengths),
-                            self.buffers.conv.a1(displacements),
-                            kids[0],
-                            o,
-                        )
-                    } else {
-                        ffi::MPI_Type_create_hindexed(
-                            n as c_int,
-                            self.buffers.conv.i1(blocklengths),
-                            self.buffers.conv.a1(displacements),
-                            kids[0],
-                            o,
-                        )
-                    }
-                }
-                Kind::IndexedBlock {
-                    blocklength,
-                    displacements,
-                    ..
-                } => {
-                    let n = displacements.len();
-                    if large {
-                        shim::mpixm_type_create_indexed_block_c(
-                            n as MPI_Count,
-                            *blocklength,
-                            displacements.as_ptr(),
-                            kids[0],
-                            o,
-                        )
-                    } else {
-                        ffi::MPI_Type_create_indexed_block(
-                            n as c_int,
-                            *blocklength as c_int,
-                            self.buffers.conv.i2(displacements),
-                            kids[0],
-                            o,
-                        )
-                    }
-                }
-                Kind::HindexedBlock {
-                    blocklength,
-                    displacements,
-                    ..
-                } => {
-                    let n = displacements.len();
-                    if large {
-                        shim::mpixm_type_create_hindexed_block_c(
-                            n as MPI_Count,
-                            *blocklength,
-                            displacements.as_ptr(),
-                            kids[0],
-                            o,
-                        )
-                    } else {
-                        ffi::MPI_Type_create_hindexed_block(
-                            n as c_int,
-                            *blocklength as c_int,
-                            self.buffers.conv.a1(displacements),
-                            kids[0],
-                            o,
-                        )
-                    }
-                }
-                Kind::Struct {
-                    blocklengths,
-                    displacements,
-                    types,
-                    legacy,
-                } => {
-                    let has_markers = types
-                        .iter()
-                        .any(|t| matches!(t.kind, Kind::Named(p) if p.is_marker()));
-                    if has_markers && self.local.datatype(Predefined::LB).is_none() {
-                        return self.struct_without_markers(
-                            blocklengths,
-                            displacements,
-                            types,
-                            kids,
-                        );
-                    }
-                    let n = blocklengths.len();
-                    if large {
-                        shim::mpixm_type_create_struct_c(
-                            n as MPI_Count,
-                            blocklengths.as_ptr(),
-                            displacements.as_ptr(),
-                            kids.as_ptr(),
-                            o,
-                        )
-                    } else if *legacy && self.local.has_mpi1() {
-                        let mut k = kids.to_vec();
-                        shim::mpixm_type_struct(
-                            n as c_int,
-                            self.buffers.conv.i1(blocklengths),
-                            self.buffers.conv.a1(displacements),
-                            k.as_mut_ptr(),
-                            o,
-                        )
-                    } else {
-                        ffi::MPI_Type_create_struct(
-                            n as c_int,
-                            self.buffers.conv.i1(blocklengths),
-                            self.buffers.conv.a1(displacements),
-                            kids.as_ptr(),
-                            o,
-                        )
-                    }
-                }
-                Kind::Subarray {
-                    sizes,
-                    subsizes,
-                    starts,
-                    order,
-                    ..
-                } => {
-                    let n = sizes.len() as c_int;
-                    let order = self.order(*order);
-                    if large {
-                        shim::mpixm_type_create_subarray_c(
-                            n,
-                            sizes.as_ptr(),
-                            subsizes.as_ptr(),
-                            starts.as_ptr(),
-                            order,
-                            kids[0],
-                            o,
-                        )
-                    } else {
-                        ffi::MPI_Type_create_subarray(
-                            n,
-                            self.buffers.conv.i1(sizes),
-                            self.buffers.conv.i2(subsizes),
-                            self.buffers.conv.i3(starts),
-                            order,
-                            kids[0],
-                            o,
-                        )
-                    }
-                }
-                Kind::Darray {
-                    size,
-                    rank,
-                    gsizes,
-                    distribs,
-                    dargs,
-                    psizes,
-                    order,
-                    ..
-                } => {
-                    let l = &self.local.constants;
-                    let n = gsizes.len() as c_int;
-                    let distribs: Vec<c_int> = distribs
-                        .iter()
-                        .map(|d| match d {
-                            Distribution::Block => l.distribute_block,
-                            Distribution::Cyclic => l.distribute_cyclic,
-                            Distribution::None => l.distribute_none,
-                        })
-                        .collect();
-                    let dargs: Vec<c_int> = dargs
-                        .iter()
-                        .map(|&d| {
-                            if d == DFLT_DARG {
-                                l.distribute_dflt_darg
-                            } else {
-                                d as c_int
-                            }
-                        })
-                        .collect();
-                    let psizes = self.buffers.conv.i3(psizes);
-                    let order = self.order(*order);
-                    if large {
-                        shim::mpixm_type_create_darray_c(
-                            *size as c_int,
-                            *rank as c_int,
-                            n,
-                            gsizes.as_ptr(),
-                            distribs.as_ptr(),
-                            dargs.as_ptr(),
-                            psizes,
-                            order,
-                            kids[0],
-                            o,
-                        )
-                    } else {
-                        ffi::MPI_Type_create_darray(
-                            *size as c_int,
-                            *rank as c_int,
-                            n,
-                            self.buffers.conv.i1(gsizes),
-                            distribs.as_ptr(),
-                            dargs.as_ptr(),
-                            psizes,
-                            order,
-                            kids[0],
-                            o,
-                        )
-                    }
-                }
-                Kind::Resized { lb, extent, .. } => {
-                    if large {
-                        shim::mpixm_type_create_resized_c(*lb, *extent, kids[0], o)
-                    } else {
-                        ffi::MPI_Type_create_resized(
-                            kids[0],
-                            *lb as MPI_Aint,
-                            *extent as MPI_Aint,
-                            o,
-                        )
-                    }
-                }
-                Kind::ValueIndex { .. } => shim::mpixm_type_get_value_index(kids[0], kids[1], o),
+        let mpi1 = self.local.has_mpi1();
+        // Classic constructors take C ints and MPI_Aints (tree::validate
+        // checked that the values fit); large ones take the tree's 64-bit
+        // values as they are.
+        let Conv { a, b, c, addrs } = &mut self.buffers.conv;
+        let i = |v: i64| v as c_int;
+        let call = match &node.kind {
+            Kind::Named(_)
+            | Kind::F90Real { .. }
+            | Kind::F90Complex { .. }
+            | Kind::F90Integer { .. } => {
+                unreachable!("built without a constructor")
             }
+            Kind::Dup(_) => Call::Dup(kids[0]),
+            Kind::Contiguous { count, .. } if large => Call::ContiguousC(*count, kids[0]),
+            Kind::Contiguous { count, .. } => Call::Contiguous(i(*count), kids[0]),
+            Kind::Vector {
+                count,
+                blocklength,
+                stride,
+                ..
+            } if large => Call::VectorC([*count, *blocklength, *stride], kids[0]),
+            Kind::Vector {
+                count,
+                blocklength,
+                stride,
+                ..
+            } => Call::Vector([i(*count), i(*blocklength), i(*stride)], kids[0]),
+            Kind::Hvector {
+                count,
+                blocklength,
+                stride,
+                legacy,
+                ..
+            } => {
+                if large {
+                    Call::HvectorC([*count, *blocklength, *stride], kids[0])
+                } else if *legacy && mpi1 {
+                    Call::HvectorMpi1([i(*count), i(*blocklength)], *stride as MPI_Aint, kids[0])
+                } else {
+                    Call::Hvector([i(*count), i(*blocklength)], *stride as MPI_Aint, kids[0])
+                }
+            }
+            Kind::Indexed {
+                blocklengths,
+                displacements,
+                ..
+            } => {
+                if large {
+                    Call::IndexedC(blocklengths, displacements, kids[0])
+                } else {
+                    Call::Indexed(ints(a, blocklengths), ints(b, displacements), kids[0])
+                }
+            }
+            Kind::Hindexed {
+                blocklengths,
+                displacements,
+                legacy,
+                ..
+            } => {
+                if large {
+                    Call::HindexedC(blocklengths, displacements, kids[0])
+                } else if *legacy && mpi1 {
+                    Call::HindexedMpi1(ints(a, blocklengths), aints(addrs, displacements), kids[0])
+                } else {
+                    Call::Hindexed(ints(a, blocklengths), aints(addrs, displacements), kids[0])
+                }
+            }
+            Kind::IndexedBlock {
+                blocklength,
+                displacements,
+                ..
+            } => {
+                if large {
+                    Call::IndexedBlockC(*blocklength, displacements, kids[0])
+                } else {
+                    Call::IndexedBlock(i(*blocklength), ints(b, displacements), kids[0])
+                }
+            }
+            Kind::HindexedBlock {
+                blocklength,
+                displacements,
+                ..
+            } => {
+                if large {
+                    Call::HindexedBlockC(*blocklength, displacements, kids[0])
+                } else {
+                    Call::HindexedBlock(i(*blocklength), aints(addrs, displacements), kids[0])
+                }
+            }
+            Kind::Struct {
+                blocklengths,
+                displacements,
+                types,
+                legacy,
+            } => {
+                let has_markers = types
+                    .iter()
+                    .any(|t| matches!(t.kind, Kind::Named(p) if p.is_marker()));
+                if has_markers && self.local.datatype(Predefined::LB).is_none() {
+                    return self.struct_without_markers(blocklengths, displacements, types, kids);
+                }
+                if large {
+                    Call::StructC(blocklengths, displacements, kids)
+                } else if *legacy && mpi1 {
+                    Call::StructMpi1(ints(a, blocklengths), aints(addrs, displacements), kids)
+                } else {
+                    Call::Struct(ints(a, blocklengths), aints(addrs, displacements), kids)
+                }
+            }
+            Kind::Subarray {
+                sizes,
+                subsizes,
+                starts,
+                order,
+                ..
+            } => {
+                let order = local_order(self.local, *order);
+                if large {
+                    Call::SubarrayC(Subarray {
+                        sizes,
+                        subsizes,
+                        starts,
+                        order,
+                        old: kids[0],
+                    })
+                } else {
+                    Call::Subarray(Subarray {
+                        sizes: ints(a, sizes),
+                        subsizes: ints(b, subsizes),
+                        starts: ints(c, starts),
+                        order,
+                        old: kids[0],
+                    })
+                }
+            }
+            Kind::Darray {
+                size,
+                rank,
+                gsizes,
+                distribs,
+                dargs,
+                psizes,
+                order,
+                ..
+            } => {
+                let l = &self.local.constants;
+                let distribs: Vec<c_int> = distribs
+                    .iter()
+                    .map(|d| match d {
+                        Distribution::Block => l.distribute_block,
+                        Distribution::Cyclic => l.distribute_cyclic,
+                        Distribution::None => l.distribute_none,
+                    })
+                    .collect();
+                let dargs: Vec<c_int> = dargs
+                    .iter()
+                    .map(|&d| {
+                        if d == DFLT_DARG {
+                            l.distribute_dflt_darg
+                        } else {
+                            d as c_int
+                        }
+                    })
+                    .collect();
+                let order = local_order(self.local, *order);
+                let psizes = ints(c, psizes);
+                let call = if large {
+                    Call::DarrayC(Darray {
+                        size: i(*size),
+                        rank: i(*rank),
+                        gsizes,
+                        distribs: &distribs,
+                        dargs: &dargs,
+                        psizes,
+                        order,
+                        old: kids[0],
+                    })
+                } else {
+                    Call::Darray(Darray {
+                        size: i(*size),
+                        rank: i(*rank),
+                        gsizes: ints(a, gsizes),
+                        distribs: &distribs,
+                        dargs: &dargs,
+                        psizes,
+                        order,
+                        old: kids[0],
+                    })
+                };
+                return construct(call, node.combiner());
+            }
+            Kind::Resized { lb, extent, .. } => {
+                if large {
+                    Call::ResizedC(kids[0], *lb, *extent)
+                } else {
+                    Call::Resized(kids[0], *lb as MPI_Aint, *extent as MPI_Aint)
+                }
+            }
+            Kind::ValueIndex { .. } => Call::ValueIndex(kids[0], kids[1]),
         };
-        check_constructor(rc, node.combiner(), large)?;
-        Ok(out)
-    }
-
-    fn order(&self, order: Order) -> c_int {
-        match order {
-            Order::C => self.local.constants.order_c,
-            Order::Fortran => self.local.constants.order_fortran,
-        }
+        construct(call, node.combiner())
     }
 
     /// A struct with MPI_LB / MPI_UB members, on an MPI without them: the
@@ -765,20 +615,8 @@ impl Builder<'_> {
                 }
             }
         }
-        let mut inner = self.local.datatype_null();
-        // SAFETY: arrays of equal length bl.len(); inner is a local.
-        let rc = unsafe {
-            ffi::MPI_Type_create_struct(
-                bl.len() as c_int,
-                bl.as_ptr(),
-                disp.as_ptr(),
-                handles.as_ptr(),
-                &mut inner,
-            )
-        };
-        check(rc, "MPI_Type_create_struct")?;
         let inner = Built {
-            handle: inner,
+            handle: construct(Call::Struct(&bl, &disp, &handles), Combiner::Struct)?,
             derived: true,
         };
         let geometry = match mpi::geometry(inner.handle) {
@@ -803,14 +641,20 @@ impl Builder<'_> {
                 "MPI_COMBINER_STRUCT: the bounds its MPI_LB/MPI_UB members set overflow 64 bits",
             ));
         };
-        let mut out = self.local.datatype_null();
-        // SAFETY: inner is live; out is a local.
-        let rc = unsafe {
-            ffi::MPI_Type_create_resized(inner.handle, lb as MPI_Aint, extent as MPI_Aint, &mut out)
-        };
+        let out = construct(
+            Call::Resized(inner.handle, lb as MPI_Aint, extent as MPI_Aint),
+            Combiner::Resized,
+        );
         inner.release();
-        check(rc, "MPI_Type_create_resized")?;
-        Ok(out)
+        out
+    }
+}
+
+/// The local MPI's constant for an array order.
+fn local_order(local: &Local, order: Order) -> c_int {
+    match order {
+        Order::C => local.constants.order_c,
+        Order::Fortran => local.constants.order_fortran,
     }
 }
 
@@ -824,54 +668,5 @@ fn shared_members(node: &Node) -> bool {
                 && types[1..].iter().all(|t| t == &types[0])
         }
         _ => false,
-    }
-}
-
-/// The error of a constructor call that returned `rc`, if it failed:
-/// MPI's code and message, naming the call and the combiner.
-pub(crate) fn check_constructor(rc: c_int, c: Combiner, large: bool) -> Result<()> {
-    check(rc, constructor_name(c, large)).map_err(|e| match e {
-        Error::Mpi {
-            call,
-            code,
-            message,
-        } => Error::Mpi {
-            call,
-            code,
-            message: format!("{message} (building {})", c.mpi_name()),
-        },
-        e => e,
-    })
-}
-
-fn constructor_name(c: Combiner, large: bool) -> &'static str {
-    match (c, large) {
-        (Combiner::Dup, _) => "MPI_Type_dup",
-        (Combiner::Contiguous, false) => "MPI_Type_contiguous",
-        (Combiner::Contiguous, true) => "MPI_Type_contiguous_c",
-        (Combiner::Vector, false) => "MPI_Type_vector",
-        (Combiner::Vector, true) => "MPI_Type_vector_c",
-        (Combiner::Hvector | Combiner::HvectorInteger, false) => "MPI_Type_create_hvector",
-        (Combiner::Hvector | Combiner::HvectorInteger, true) => "MPI_Type_create_hvector_c",
-        (Combiner::Indexed, false) => "MPI_Type_indexed",
-        (Combiner::Indexed, true) => "MPI_Type_indexed_c",
-        (Combiner::Hindexed | Combiner::HindexedInteger, false) => "MPI_Type_create_hindexed",
-        (Combiner::Hindexed | Combiner::HindexedInteger, true) => "MPI_Type_create_hindexed_c",
-        (Combiner::IndexedBlock, false) => "MPI_Type_create_indexed_block",
-        (Combiner::IndexedBlock, true) => "MPI_Type_create_indexed_block_c",
-        (Combiner::HindexedBlock, false) => "MPI_Type_create_hindexed_block",
-        (Combiner::HindexedBlock, true) => "MPI_Type_create_hindexed_block_c",
-        (Combiner::Struct | Combiner::StructInteger, false) => "MPI_Type_create_struct",
-        (Combiner::Struct | Combiner::StructInteger, true) => "MPI_Type_create_struct_c",
-        (Combiner::Subarray, false) => "MPI_Type_create_subarray",
-        (Combiner::Subarray, true) => "MPI_Type_create_subarray_c",
-        (Combiner::Darray, false) => "MPI_Type_create_darray",
-        (Combiner::Darray, true) => "MPI_Type_create_darray_c",
-        (Combiner::Resized, false) => "MPI_Type_create_resized",
-        (Combiner::Resized, true) => "MPI_Type_create_resized_c",
-        (Combiner::ValueIndex, _) => "MPI_Type_get_value_index",
-        (Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer, _) => {
-            "MPI_Type_create_f90_*"
-        }
     }
 }

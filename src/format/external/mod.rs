@@ -6,10 +6,10 @@
 mod read;
 mod write;
 
-pub use read::{read, read_nodes};
+pub use read::read_nodes;
 
 pub use write::int_fields;
-pub use write::write;
+pub use write::write_hashed;
 
 /// "MXDT": the first word of every external stream.
 pub const MAGIC: u32 = 0x4d58_4454;
@@ -20,6 +20,9 @@ pub const VERSION: u32 = 3;
 pub const HEADER_LEN: usize = 12;
 /// Where the header's hyper starts.
 pub const HASH_AT: usize = 4;
+/// The header's signature hash is below this prime, 2^61 - 1 (the
+/// default hash family's modulus, spec/signature.md).
+pub const HASH_MODULUS: u64 = (1 << 61) - 1;
 
 /// A NAMED node's one word: the combiner code, and the predefined type's
 /// code in the high half (§5.2).

@@ -1,32 +1,15 @@
-//! External bytes → tree: the header (§4) checked here, the nodes read by
-//! the one reader (`format::reader`) into a tree by its tree-building
-//! visitor, and the header's signature hash checked against the tree's.
+//! External bytes → tree: the header (§4) checked here, and the nodes read
+//! by the one reader (`format::reader`) into a tree by its tree-building
+//! visitor. (`signature::stream::read` checks the header's hash against
+//! the tree's.)
 
-use super::{Encoding, HASH_AT, HEADER_LEN, MAGIC, VERSION};
+use super::{Encoding, HASH_AT, MAGIC, VERSION};
 use crate::error::{Error, Result};
 use crate::format::codes::{Combiner, Distribution, Order, Predefined};
 use crate::format::layout::Children;
 use crate::format::reader::{self, Fields, Head, Stop, Visitor};
-use crate::format::tree::{validate, Attribute, Bounds, Kind, Node};
+use crate::format::tree::{Attribute, Bounds, Kind, Node};
 use crate::scratch::with_buffer;
-use crate::signature::{self, default64, HashKind};
-
-/// Parses a whole external stream, and checks that the header's signature
-/// hash is the tree's.
-pub fn read(bytes: &[u8]) -> Result<Node> {
-    let hash = header(bytes)?;
-    let root = read_nodes(bytes, HEADER_LEN, Encoding::Xdr)?;
-    // A tree whose signature cannot be computed breaks a rule of §9: say which.
-    let actual = signature::signature_hash(&root, HashKind::DEFAULT)
-        .map_err(|e| validate(&root).err().unwrap_or(e))?;
-    if actual != hash {
-        return Err(Error::corrupt(
-            HASH_AT,
-            format!("the header's signature hash {hash:#018x} is not the type's ({actual:#018x})"),
-        ));
-    }
-    Ok(root)
-}
 
 /// Checks the header (spec/external.md §4) and returns its signature hash.
 pub(super) fn header(bytes: &[u8]) -> Result<u64> {
@@ -69,7 +52,7 @@ pub(super) fn header(bytes: &[u8]) -> Result<u64> {
         ));
     }
     let hash = u64::from(high & 0x1fff_ffff) << 32 | u64::from(low);
-    if hash >= default64::P {
+    if hash >= super::HASH_MODULUS {
         return Err(Error::corrupt(
             HASH_AT,
             format!("signature hash {hash:#018x} is not below 2^61 - 1"),

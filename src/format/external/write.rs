@@ -4,22 +4,18 @@ use super::{
     header, named_word, Encoding, FLAG_ATTRS, FLAG_BOUNDS, FLAG_CORRECTION, FLAG_LARGE, FLAG_NAME,
     FLAG_WIDE,
 };
-use crate::error::Result;
 use crate::format::sink::Sink;
 use crate::format::tree::{Kind, Node};
 use crate::format::writer::{self, beyond_i32};
-use crate::signature::{self, HashKind};
 
-/// Appends the external stream of `tree` to `out`. The header's signature
-/// hash is computed from the tree, so a tree whose signature cannot be
-/// computed (a negative count, say: one `tree::validate` refuses) is an error.
-pub fn write(tree: &Node, out: &mut Vec<u8>) -> Result<()> {
-    let hash = signature::signature_hash(tree, HashKind::DEFAULT)?;
+/// Appends the external stream of `tree` to `out`, with `hash` (the tree's
+/// default signature hash, `signature::stream::write` computes it) in its
+/// header.
+pub fn write_hashed(tree: &Node, hash: u64, out: &mut Vec<u8>) {
     let mut sink = Sink::default();
     sink.put(&header(hash));
     node(tree, &mut sink);
     out.extend_from_slice(sink.bytes());
-    Ok(())
 }
 
 fn node(n: &Node, out: &mut Sink) {
