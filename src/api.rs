@@ -6,7 +6,6 @@ use crate::format::tree::Node;
 pub use crate::format::Representation;
 use crate::format::{compressed, internal};
 use crate::marshal::cache;
-use crate::marshal::ready;
 use crate::marshal::{self};
 use crate::mpi::{self, Datatype};
 use crate::signature::{self, HashKind};
@@ -43,7 +42,7 @@ pub fn marshal_size(rep: Representation, datatype: Datatype) -> Result<usize> {
 /// as the predefined handle itself; any other is a new handle, not
 /// committed, that the caller frees with `MPI_Type_free`.
 pub fn unmarshal(rep: Representation, bytes: &[u8]) -> Result<Datatype> {
-    ready()?;
+    mpi::ready()?;
     let typerep = rep.c_name();
     match rep {
         Representation::External => rebuild(bytes, Encoding::Xdr, typerep),
@@ -93,7 +92,7 @@ fn direct_path(
 /// For tests, which check that the two paths agree.
 #[doc(hidden)]
 pub fn unmarshal_direct(rep: Representation, bytes: &[u8]) -> Option<Result<Datatype>> {
-    ready().ok()?;
+    mpi::ready().ok()?;
     let built = match rep {
         Representation::External => direct_path(bytes, Encoding::Xdr),
         Representation::Internal => direct_path(bytes, Encoding::Native),
@@ -168,7 +167,7 @@ fn signature_figure<T: Copy>(
     compute: impl FnOnce(&Node) -> Result<T>,
     keep: impl FnOnce(&mut cache::Signature, T),
 ) -> Result<T> {
-    ready()?;
+    mpi::ready()?;
     // As in marshal_with: refused here, before MPI_Type_get_attr sees the
     // null handle and raises MPI_ERR_TYPE (fatal by default). Issue 5,
     // tests/errors.rs.

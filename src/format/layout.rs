@@ -187,6 +187,18 @@ impl Combiner {
 }
 
 impl Rule {
+    /// How many child nodes follow a node whose `Len` field is `n` (0 when
+    /// it has none).
+    #[inline]
+    pub fn child_count(&self, n: usize) -> usize {
+        match self.children {
+            Children::None => 0,
+            Children::One => 1,
+            Children::Two => 2,
+            Children::PerItem => n,
+        }
+    }
+
     /// The fewest bytes each of the `n` items of a `Len` field takes in a
     /// stream of int width `unit`: its ints in every array, and a child
     /// node of at least one word (a NAMED node) when there is one per item.

@@ -56,6 +56,8 @@ pub struct Fields<'a> {
     pub bytes: &'a [u8],
     pub wide: bool,
     pub enc: Encoding,
+    /// How many child nodes follow them.
+    pub children: usize,
 }
 
 impl<'a> Fields<'a> {
@@ -201,13 +203,7 @@ impl<'a> Reader<'a> {
             })?;
             return v.named(p);
         }
-        let (combiner, n) = self.head_and_fields(at, word, v)?;
-        let children = match combiner.rule().children {
-            Children::None => 0,
-            Children::One => 1,
-            Children::Two => 2,
-            Children::PerItem => n,
-        };
+        let (combiner, children) = self.head_and_fields(at, word, v)?;
         for i in 0..children {
             let member_at = self.pos;
             self.node(depth + 1, v)?;
@@ -246,8 +242,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A derived node's flags, name, attributes and fields, reported to
-    /// `v`; returns its combiner and the value of its `Len` field (0 when
-    /// it has none).
+    /// `v`; returns its combiner and how many child nodes follow.
     // Kept out of `node`'s frame where frames are large (debug builds).
     #[cfg_attr(debug_assertions, inline(never))]
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -265,6 +260,7 @@ impl<'a> Reader<'a> {
             bytes: &self.bytes[fields_at..self.pos],
             wide: head.wide,
             enc: self.enc,
+            children: combiner.rule().child_count(n),
         };
         // One encoding per tree: WIDE exactly when a field needs 64 bits.
         if head.wide && (0..fields.len()).all(|i| i32::try_from(fields.get(i)).is_ok()) {
@@ -275,7 +271,7 @@ impl<'a> Reader<'a> {
             .into());
         }
         v.derived(&mut head, fields)?;
-        Ok((combiner, n))
+        Ok((combiner, fields.children))
     }
 
     /// A derived node's word (read at `at`), flags, name and attributes.

@@ -28,7 +28,7 @@ pub mod cache;
 mod signature;
 mod stream;
 
-pub use stream::{build_id, ready, tree, with_stream};
+pub use stream::{build_id, tree, with_stream};
 
 /// Appends the external stream of `datatype` to `out`. On error `out` may
 /// hold a partial stream; the handle itself is never freed.

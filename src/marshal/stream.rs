@@ -39,15 +39,6 @@ pub fn tree(datatype: Datatype) -> Result<Node> {
     )
 }
 
-pub fn ready() -> Result<()> {
-    if !mpi::is_initialized() {
-        return Err(Error::invalid(
-            "MPI is not initialized (or already finalized)",
-        ));
-    }
-    Ok(())
-}
-
 /// Writes the stream of `datatype` into this thread's sink and runs `f`
 /// on the bytes.
 pub fn with_stream<R>(
@@ -55,7 +46,7 @@ pub fn with_stream<R>(
     datatype: Datatype,
     f: impl FnOnce(&[u8]) -> Result<R>,
 ) -> Result<R> {
-    ready()?;
+    mpi::ready()?;
     if datatype == mpi::local().datatype_null() {
         return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
     }

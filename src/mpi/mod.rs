@@ -300,6 +300,17 @@ pub fn is_initialized() -> bool {
     ready
 }
 
+/// An error unless MPI is initialized and not yet finalized: every entry
+/// point asks before its first MPI call.
+pub fn ready() -> Result<()> {
+    if !is_initialized() {
+        return Err(Error::invalid(
+            "MPI is not initialized (or already finalized)",
+        ));
+    }
+    Ok(())
+}
+
 /// The envelope of a datatype, with 64-bit numbers.
 #[derive(Debug, Clone, Copy)]
 pub struct Envelope {

@@ -131,22 +131,15 @@ impl<'a> Visitor<'a> for TreeBuilder {
                 .chunks_exact(unit)
                 .map(|b| reader::decode_int(b, f.wide, f.enc)),
         );
-        let combiner = head.combiner;
-        let children = match combiner.rule().children {
-            Children::None => 0,
-            Children::One => 1,
-            Children::Two => 2,
-            Children::PerItem => self.fields[base] as usize,
-        };
         self.pending.push(Pending {
-            combiner,
+            combiner: head.combiner,
             large: head.large,
             bounds: head.bounds,
             correction: head.correction,
             name: head.name.map(<[u8]>::to_vec),
             attrs: std::mem::take(&mut head.attrs),
             fields: base,
-            children,
+            children: f.children,
         });
         Ok(())
     }
