@@ -257,11 +257,29 @@ fn attach<'t>(t: Datatype) -> Result<Option<&'t Entry>> {
     attach_entry(t, Box::default())
 }
 
-/// `entry`, attached to `t` (which has none); None, and `entry` dropped,
-/// if the library has no keyval.
-fn attach_entry<'t>(t: Datatype, entry: Box<Entry>) -> Result<Option<&'t Entry>> {
+/// `new`, attached to `t`; None, and `new` dropped, if the library has no
+/// keyval. If another thread attached an entry first, that one is kept and
+/// returned, with `new`'s plans moved into it where it has none.
+fn attach_entry<'t>(t: Datatype, mut new: Box<Entry>) -> Result<Option<&'t Entry>> {
     let Some(k) = keyval() else { return Ok(None) };
-    let ptr = Box::into_raw(entry);
+    // Two threads marshalling a type for the first time both find no
+    // entry. Without this lock the second set_attr would replace the
+    // first's entry, and MPI's delete callback would free it, and the
+    // handles of its plan, while a third thread replays that plan
+    // (tests/threads.rs failed about one run in three). Taken only when a
+    // type gets its entry, not on a repeated marshal.
+    static ATTACHING: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = ATTACHING.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(existing) = entry(t)? {
+        for (mine, theirs) in new.plans.iter_mut().zip(&existing.plans) {
+            if let Some(plan) = mine.take() {
+                // A plan already there is as good; this one is dropped.
+                let _ = theirs.set(plan);
+            }
+        }
+        return Ok(Some(existing));
+    }
+    let ptr = Box::into_raw(new);
     if let Err(err) = mpi::set_attr(t, k, ptr as usize) {
         // SAFETY: MPI did not take the pointer; it is still only ours.
         drop(unsafe { Box::from_raw(ptr) });
