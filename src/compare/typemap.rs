@@ -20,7 +20,6 @@ use super::{locate, Comparison, Level};
 use crate::error::{Error, Result};
 use crate::format::codes::{Distribution, Order, Predefined, DFLT_DARG};
 use crate::format::tree::{Kind, Node};
-use crate::marshal::is_derived;
 use crate::mpi::{self, Contents, Datatype};
 use crate::signature::fold::for_each_repetition;
 use crate::signature::{basic_types, BasicType};
@@ -140,30 +139,22 @@ fn layout(t: Datatype, node: &Node, depth: usize) -> Result<Layout> {
         _ => {}
     }
     let env = mpi::envelope(t)?;
-    let mut c = Contents::default();
-    mpi::contents(t, &env, &mut c)?;
+    // The children free themselves when this level is done, on error too.
+    let kids = mpi::contents_owned(t, &env, &mut Contents::default())?;
     let children = node.children();
-    let result = (|| {
-        if c.types.len() != children.len() {
-            return Err(Error::unsupported(
-                "MPI_Type_get_contents disagrees with the type's tree",
-            ));
-        }
-        let mut parts = Vec::with_capacity(children.len());
-        for (&h, child) in c.types.iter().zip(children) {
-            parts.push((
-                layout(h, child, depth + 1)?,
-                mpi::geometry(h)?.extent as i128,
-            ));
-        }
-        build(node, parts)
-    })();
-    for &h in &c.types {
-        if is_derived(h) {
-            let _ = mpi::free(h);
-        }
+    if kids.len() != children.len() {
+        return Err(Error::unsupported(
+            "MPI_Type_get_contents disagrees with the type's tree",
+        ));
     }
-    result
+    let mut parts = Vec::with_capacity(children.len());
+    for (h, child) in kids.iter().zip(children) {
+        parts.push((
+            layout(h.get(), child, depth + 1)?,
+            mpi::geometry(h.get())?.extent as i128,
+        ));
+    }
+    build(node, parts)
 }
 
 fn named(p: Predefined) -> Result<Layout> {

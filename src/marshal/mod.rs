@@ -230,15 +230,6 @@ fn is_predefined(c: Combiner) -> bool {
     )
 }
 
-/// Whether a handle get_contents returned is the caller's to free.
-pub(crate) fn is_derived(t: Datatype) -> bool {
-    let local = mpi::local();
-    match mpi::envelope(t) {
-        Ok(env) => !local.combiner(env.combiner).is_some_and(is_predefined),
-        Err(_) => false,
-    }
-}
-
 impl Decoder<'_> {
     /// Writes one node and its subtree; returns whether `t` is derived.
     fn node(&mut self, t: Datatype, depth: usize) -> Result<bool> {
@@ -279,7 +270,7 @@ impl Decoder<'_> {
         if result.is_err() {
             // Children not yet handed back are freed here.
             for &child in c.types.iter().skip(freed) {
-                if is_derived(child) {
+                if mpi::is_derived(child) {
                     let _ = mpi::free(child);
                 }
             }

@@ -4,7 +4,7 @@
 //! tree rebuilder (`unmarshal`) and the direct path (`unmarshal::direct`)
 //! both build through `construct`.
 
-use super::{check, shim, Datatype, MPI_Aint, MPI_Count};
+use super::{check, shim, Datatype, MPI_Aint, MPI_Count, OwnedDatatype};
 use crate::error::{Error, Result};
 use crate::format::codes::Combiner;
 use mpi_sys as ffi;
@@ -121,9 +121,10 @@ fn count<T: TryFrom<usize>>(lens: &[usize]) -> Result<T> {
 }
 
 /// Makes `call`; its error names the call and the combiner it builds
-/// (`what`). The new handle is the caller's to free.
-pub fn construct(call: Call, what: Combiner) -> Result<Datatype> {
+/// (`what`). The new handle is owned: dropping it frees it.
+pub fn construct(call: Call, what: Combiner) -> Result<OwnedDatatype> {
     let name = call.name();
+    let value_index = matches!(call, Call::ValueIndex(..));
     let mut out = super::local().datatype_null();
     let o = &mut out as *mut Datatype;
     // SAFETY: (every call) each array argument is a slice whose length is
@@ -250,7 +251,12 @@ pub fn construct(call: Call, what: Combiner) -> Result<Datatype> {
         },
         e => e,
     })?;
-    Ok(out)
+    if value_index && !super::is_derived(out) {
+        // MPI_Type_get_value_index may hand back a predefined pair type.
+        return Ok(OwnedDatatype::borrowed(out));
+    }
+    // SAFETY: MPI just made `out` for this call, and it goes nowhere else.
+    Ok(unsafe { OwnedDatatype::from_raw(out) })
 }
 
 /// `MPI_Type_create_f90_real` (`which` 0), `_complex` (1) or `_integer`

@@ -1,12 +1,15 @@
 //! The MPI edge: the local MPI's constants and predefined handles (through
-//! the C shim), and checked wrappers for the MPI calls the library makes.
-//! Every MPI return code is checked here; nothing above this module calls
-//! MPI directly.
+//! the C shim), owned datatype handles (`OwnedDatatype`, `Handles`), and
+//! checked wrappers for the MPI calls the library makes. Every MPI return
+//! code is checked here; nothing above this module calls MPI directly.
 
 pub mod construct;
 pub mod error_class;
+mod handle;
 pub mod keyval;
 pub mod shim;
+
+pub use handle::{Handles, OwnedDatatype};
 
 use crate::error::{Error, Result};
 use crate::format::codes::{Combiner, Predefined};
@@ -377,6 +380,44 @@ pub fn contents(t: Datatype, env: &Envelope, out: &mut Contents) -> Result<()> {
         )
     };
     check(rc, "MPI_Type_get_contents")
+}
+
+/// `contents`, with the child handles handed over as owned handles (and
+/// `out.types` left empty): dropping them frees the derived ones. Each is
+/// told apart by its envelope, one call per child, for callers that do
+/// not learn it otherwise (the marshal traversal does, walking the child).
+pub fn contents_owned(
+    t: Datatype,
+    env: &Envelope,
+    out: &mut Contents,
+) -> Result<Vec<OwnedDatatype>> {
+    contents(t, env, out)?;
+    Ok(out
+        .types
+        .drain(..)
+        .map(|child| {
+            if is_derived(child) {
+                // SAFETY: get_contents just returned a new reference to this
+                // derived type, and it goes nowhere else.
+                unsafe { OwnedDatatype::from_raw(child) }
+            } else {
+                OwnedDatatype::borrowed(child)
+            }
+        })
+        .collect())
+}
+
+/// Whether a handle get_contents returned is the caller's to free: every
+/// one but a predefined type's (named or F90).
+pub fn is_derived(t: Datatype) -> bool {
+    let local = local();
+    match envelope(t) {
+        Ok(env) => !matches!(
+            local.combiner(env.combiner),
+            Some(Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer)
+        ),
+        Err(_) => false,
+    }
 }
 
 /// The user-visible name of a datatype; None when it has none.

@@ -35,7 +35,7 @@ use crate::format::external::Encoding;
 use crate::format::reader::{self, Fields, Head, Stop, Visitor};
 use crate::marshal;
 use crate::mpi::construct::Call;
-use crate::mpi::{self, Datatype, Local, MPI_Aint};
+use crate::mpi::{self, Datatype, Handles, Local, MPI_Aint, OwnedDatatype};
 use crate::scratch::with_buffer;
 use crate::signature::{Default64, SignatureMonoid};
 use std::os::raw::c_int;
@@ -100,10 +100,9 @@ struct Program {
     sigs: Vec<Default64>,
     /// While compiling: the steps whose children are being read.
     pending: Vec<Step>,
-    /// While running: the handles made and not yet taken by their parent,
-    /// and whether each was built (else it is predefined).
-    handles: Vec<Datatype>,
-    built: Vec<bool>,
+    /// While running: the handles made and not yet taken by their parent
+    /// (owned when built, borrowed when predefined).
+    handles: Handles,
 }
 
 /// One constructor call, or a predefined handle.
@@ -168,89 +167,53 @@ impl Program {
     }
 
     /// Runs the steps; the root's handle, or None (and nothing kept) when
-    /// a level does not have its recorded bounds. On error, frees every
-    /// handle built. (Errors are boxed: a small result keeps the hot
+    /// a level does not have its recorded bounds. On error, every handle
+    /// built is freed. (Errors are boxed: a small result keeps the hot
     /// path's returns in registers.)
     fn run(&mut self, bytes: &[u8]) -> Result<Option<Datatype>, Box<Error>> {
-        let (mut handles, mut built) = (
-            std::mem::take(&mut self.handles),
-            std::mem::take(&mut self.built),
-        );
-        let mut result = Ok(true);
+        let mut handles = std::mem::take(&mut self.handles);
+        let root = self.run_steps(bytes, &mut handles);
+        // What is left (after an error or a refusal) is freed here.
+        handles.clear();
+        self.handles = handles;
+        root
+    }
+
+    fn run_steps(
+        &self,
+        bytes: &[u8],
+        handles: &mut Handles,
+    ) -> Result<Option<Datatype>, Box<Error>> {
         for s in &self.steps {
             if s.combiner == Combiner::Named {
-                handles.push(s.handle);
-                built.push(false);
+                handles.push(OwnedDatatype::borrowed(s.handle));
                 continue;
             }
             let first = handles.len() - s.children as usize;
             let (ints, addrs) = (&self.ints[s.ints.range()], &self.addrs[s.addrs.range()]);
             let made = if s.shared {
-                let members = vec![handles[first]; ints[0] as usize];
+                let members = vec![handles.raw()[first]; ints[0] as usize];
                 construct(s.combiner, ints, addrs, &members)
             } else {
-                construct(s.combiner, ints, addrs, &handles[first..])
+                construct(s.combiner, ints, addrs, &handles.raw()[first..])
             };
-            release(&handles[first..], &built[first..]);
+            // The children go (the new type keeps what it needs of them).
             handles.truncate(first);
-            built.truncate(first);
+            let t = made?;
             if s.bounded {
-                if let Ok(t) = made {
-                    let want = &addrs[addrs.len() - 2..];
-                    match mpi::extent(t) {
-                        Ok((lb, extent)) if [lb as MPI_Aint, extent as MPI_Aint] == want => {}
-                        other => {
-                            release(&[t], &[true]);
-                            result = other.map(|_| false).map_err(Box::new);
-                            break;
-                        }
-                    }
+                let want = &addrs[addrs.len() - 2..];
+                let (lb, extent) = mpi::extent(t.get())?;
+                if [lb as MPI_Aint, extent as MPI_Aint] != want {
+                    return Ok(None);
                 }
             }
-            let made = made.and_then(|t| {
-                if s.name.len > 0 {
-                    if let Err(e) = mpi::set_name(t, &bytes[s.name.range()]) {
-                        release(&[t], &[true]);
-                        return Err(Box::new(e));
-                    }
-                }
-                Ok(t)
-            });
-            match made {
-                Ok(t) => {
-                    handles.push(t);
-                    built.push(true);
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
+            if s.name.len > 0 {
+                mpi::set_name(t.get(), &bytes[s.name.range()])?;
             }
+            handles.push(t);
         }
-        let root = match result {
-            Ok(true) => Ok(Some(handles.pop().expect("the root's step ran last"))),
-            Ok(false) => {
-                release(&handles, &built);
-                Ok(None)
-            }
-            Err(e) => {
-                release(&handles, &built);
-                Err(e)
-            }
-        };
-        handles.clear();
-        built.clear();
-        (self.handles, self.built) = (handles, built);
-        root
-    }
-}
-
-/// Frees the handles a step built (`built`), not the predefined ones.
-fn release(handles: &[Datatype], built: &[bool]) {
-    for (&t, &b) in handles.iter().zip(built) {
-        if b {
-            let _ = mpi::free(t);
-        }
+        let root = handles.pop().expect("the root's step ran last");
+        Ok(Some(root.into_raw()))
     }
 }
 
@@ -585,7 +548,7 @@ fn construct(
     ints: &[c_int],
     addrs: &[MPI_Aint],
     kids: &[Datatype],
-) -> Result<Datatype, Box<Error>> {
+) -> Result<OwnedDatatype, Box<Error>> {
     let (i, d, t) = (ints, addrs, kids);
     // `Compiler::fields` laid out i[0] entries per array after the counts.
     let n = |i: &[c_int]| i[0] as usize;

@@ -11,7 +11,7 @@ use crate::format::tree::{self, Bounds, Failure, Kind, Node};
 use crate::marshal::attributes::{self, Registry};
 use crate::marshal::cache;
 use crate::mpi::construct::{construct, Call, Darray, Subarray};
-use crate::mpi::{self, check, Datatype, Local, MPI_Aint};
+use crate::mpi::{self, check, Datatype, Handles, Local, MPI_Aint, OwnedDatatype};
 use crate::scratch::with_buffer;
 use std::ffi::CStr;
 use std::os::raw::c_int;
@@ -32,23 +32,8 @@ pub fn encode(tree: &Node, typerep: &'static CStr) -> Result<Datatype> {
             keyvals: attributes::snapshot(),
             typerep,
         };
-        Ok(builder.build(tree)?.handle)
+        Ok(builder.build(tree)?.into_raw())
     })
-}
-
-/// A handle the builder made, and whether it is the builder's to free.
-struct Built {
-    handle: Datatype,
-    derived: bool,
-}
-
-impl Built {
-    fn release(self) {
-        if self.derived {
-            // Nothing useful can be done with a failure while cleaning up.
-            let _ = mpi::free(self.handle);
-        }
-    }
 }
 
 /// Refuses what the local MPI cannot build, before anything is built.
@@ -160,10 +145,9 @@ struct Builder<'a> {
 #[derive(Default)]
 struct Buffers {
     /// Handles of the children built so far for the nodes under
-    /// construction, innermost node last (a stack shared by all levels).
-    kids: Vec<Datatype>,
-    /// Whether each of `kids` is the builder's to free.
-    derived: Vec<bool>,
+    /// construction, innermost node last (a stack shared by all levels),
+    /// each owned (built here) or borrowed (predefined).
+    kids: Handles,
     conv: Conv,
 }
 
@@ -196,36 +180,25 @@ fn aints<'a>(buf: &'a mut Vec<MPI_Aint>, v: &[i64]) -> &'a [MPI_Aint] {
 }
 
 impl Builder<'_> {
-    fn build(&mut self, node: &Node) -> Result<Built> {
+    /// The type of `node`: a predefined handle (borrowed) or a new one.
+    fn build(&mut self, node: &Node) -> Result<OwnedDatatype> {
         if let Kind::Named(p) = &node.kind {
             let handle = self.local.datatype(*p).ok_or_else(|| {
                 Error::unsupported(format!("{} is not defined by this MPI", p.mpi_name()))
             })?;
-            return Ok(Built {
-                handle,
-                derived: false,
-            });
+            return Ok(OwnedDatatype::borrowed(handle));
         }
         if let Some(handle) = self.f90(node)? {
-            return Ok(Built {
-                handle,
-                derived: false,
-            });
+            return Ok(OwnedDatatype::borrowed(handle));
         }
         let base = self.buffers.kids.len();
         let result = self.build_derived(node, base);
-        // This node's children are released on success and error alike.
-        for i in base..self.buffers.kids.len() {
-            if self.buffers.derived[i] {
-                let _ = mpi::free(self.buffers.kids[i]);
-            }
-        }
+        // This node's children are freed on success and error alike.
         self.buffers.kids.truncate(base);
-        self.buffers.derived.truncate(base);
         result
     }
 
-    fn build_derived(&mut self, node: &Node, base: usize) -> Result<Built> {
+    fn build_derived(&mut self, node: &Node, base: usize) -> Result<OwnedDatatype> {
         let rewrite_markers = matches!(node.kind, Kind::Struct { .. })
             && self.local.datatype(Predefined::LB).is_none();
         // A struct whose members are all one subtree is built on one
@@ -235,40 +208,27 @@ impl Builder<'_> {
         for (i, child) in node.children().iter().enumerate() {
             let built = if rewrite_markers && matches!(child.kind, Kind::Named(p) if p.is_marker())
             {
-                Built {
-                    handle: self.local.datatype_null(),
-                    derived: false,
-                }
+                OwnedDatatype::borrowed(self.local.datatype_null())
             } else if shared && i > 0 {
-                Built {
-                    handle: self.buffers.kids[base],
-                    derived: false,
-                }
+                OwnedDatatype::borrowed(self.buffers.kids.raw()[base])
             } else {
                 self.build(child)?
             };
-            self.buffers.kids.push(built.handle);
-            self.buffers.derived.push(built.derived);
+            self.buffers.kids.push(built);
         }
-        let mut built = Built {
-            handle: self.construct_here(node, base)?,
-            derived: true,
-        };
+        let mut built = self.construct_here(node, base)?;
         if let Some(recorded) = node.bounds {
             built = self.restore_bounds(node, base, built, recorded, shared)?;
         }
-        let finished = self.finish(node, built.handle);
-        if let Err(e) = finished {
-            built.release();
-            return Err(e);
-        }
+        // On error `built` is dropped, which frees it.
+        self.finish(node, built.get())?;
         Ok(built)
     }
 
     /// The node's constructor on the children at `base..` of the stack.
-    fn construct_here(&mut self, node: &Node, base: usize) -> Result<Datatype> {
+    fn construct_here(&mut self, node: &Node, base: usize) -> Result<OwnedDatatype> {
         let kids = std::mem::take(&mut self.buffers.kids);
-        let handle = self.construct(node, &kids[base..]);
+        let handle = self.construct(node, &kids.raw()[base..]);
         self.buffers.kids = kids;
         handle
     }
@@ -278,56 +238,38 @@ impl Builder<'_> {
     /// shared member handle is built again on distinct ones (the writer's
     /// members were equal but distinct handles); where that does not
     /// help, the result is resized to the recorded bounds and marked as
-    /// an extent correction. On error `built` is freed.
+    /// an extent correction. On error `built` is freed (dropped).
     fn restore_bounds(
         &mut self,
         node: &Node,
         base: usize,
-        built: Built,
+        mut built: OwnedDatatype,
         recorded: Bounds,
         shared: bool,
-    ) -> Result<Built> {
-        // Whether `t` has the recorded bounds; on error `t` is freed.
-        let keeps = |t: Built| match mpi::extent(t.handle) {
-            Ok((lb, extent)) => Ok((Bounds { lb, extent } == recorded, t)),
-            Err(e) => {
-                t.release();
-                Err(e)
-            }
+    ) -> Result<OwnedDatatype> {
+        let keeps = |t: &OwnedDatatype| {
+            mpi::extent(t.get()).map(|(lb, extent)| Bounds { lb, extent } == recorded)
         };
-        let (kept, mut built) = keeps(built)?;
-        if kept {
+        if keeps(&built)? {
             return Ok(built);
         }
         if shared {
-            built.release();
+            drop(built);
             for (i, child) in node.children().iter().enumerate().skip(1) {
                 let b = self.build(child)?;
-                self.buffers.kids[base + i] = b.handle;
-                self.buffers.derived[base + i] = b.derived;
+                self.buffers.kids.replace(base + i, b);
             }
-            let rebuilt = Built {
-                handle: self.construct_here(node, base)?,
-                derived: true,
-            };
-            let kept;
-            (kept, built) = keeps(rebuilt)?;
-            if kept {
+            built = self.construct_here(node, base)?;
+            if keeps(&built)? {
                 return Ok(built);
             }
         }
-        // The bounds fit MPI_Aint (validate: lb + extent does not overflow).
+        // The bounds fit MPI_Aint (validate: lb + extent does not overflow
+        // 64 bits). `built` is freed when this returns: the resized type
+        // keeps what it needs of it.
         let (lb, extent) = (recorded.lb as MPI_Aint, recorded.extent as MPI_Aint);
-        let out = construct(Call::Resized(built.handle, lb, extent), Combiner::Resized);
-        built.release();
-        let corrected = Built {
-            handle: out?,
-            derived: true,
-        };
-        if let Err(e) = cache::mark_correction(corrected.handle) {
-            corrected.release();
-            return Err(e);
-        }
+        let corrected = construct(Call::Resized(built.get(), lb, extent), Combiner::Resized)?;
+        cache::mark_correction(corrected.get())?;
         Ok(corrected)
     }
 
@@ -376,7 +318,7 @@ impl Builder<'_> {
     /// Calls the node's constructor on already-built children (off the
     /// recursion path: deep trees cost one small frame per level).
     #[inline(never)]
-    fn construct(&mut self, node: &Node, kids: &[Datatype]) -> Result<Datatype> {
+    fn construct(&mut self, node: &Node, kids: &[Datatype]) -> Result<OwnedDatatype> {
         let large = node.large && self.local.has_large_count();
         let mpi1 = self.local.has_mpi1();
         // Classic constructors take C ints and MPI_Aints (tree::validate
@@ -593,7 +535,7 @@ impl Builder<'_> {
         displacements: &[i64],
         types: &[Node],
         kids: &[Datatype],
-    ) -> Result<Datatype> {
+    ) -> Result<OwnedDatatype> {
         let (mut lbs, mut ubs) = (Vec::new(), Vec::new());
         let (mut bl, mut disp, mut handles) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..types.len() {
@@ -615,17 +557,10 @@ impl Builder<'_> {
                 }
             }
         }
-        let inner = Built {
-            handle: construct(Call::Struct(&bl, &disp, &handles), Combiner::Struct)?,
-            derived: true,
-        };
-        let geometry = match mpi::geometry(inner.handle) {
-            Ok(g) => g,
-            Err(e) => {
-                inner.release();
-                return Err(e);
-            }
-        };
+        // Freed (dropped) on every path below: the result keeps what it
+        // needs of it.
+        let inner = construct(Call::Struct(&bl, &disp, &handles), Combiner::Struct)?;
+        let geometry = mpi::geometry(inner.get())?;
         // Checked: displacements may be anywhere in the 64-bit range, and
         // `ub - lb` (or the struct's own upper bound) overflowed: a panic
         // in a debug build, which also leaked `inner`, and a wrong extent
@@ -636,17 +571,14 @@ impl Builder<'_> {
             None => geometry.lb.checked_add(geometry.extent),
         };
         let Some(extent) = ub.and_then(|ub| ub.checked_sub(lb)) else {
-            inner.release();
             return Err(Error::invalid(
                 "MPI_COMBINER_STRUCT: the bounds its MPI_LB/MPI_UB members set overflow 64 bits",
             ));
         };
-        let out = construct(
-            Call::Resized(inner.handle, lb as MPI_Aint, extent as MPI_Aint),
+        construct(
+            Call::Resized(inner.get(), lb as MPI_Aint, extent as MPI_Aint),
             Combiner::Resized,
-        );
-        inner.release();
-        out
+        )
     }
 }
 
