@@ -9,8 +9,8 @@ use crate::marshal::cache;
 use crate::marshal::{self};
 use crate::mpi::{self, Datatype};
 use crate::signature::{self, HashKind};
+use crate::unmarshal::build;
 use crate::unmarshal::direct;
-use crate::unmarshal::encode;
 use std::ffi::CStr;
 
 /// Marshals `datatype` into a new buffer.
@@ -64,7 +64,7 @@ fn rebuild(bytes: &[u8], enc: Encoding, typerep: &'static CStr) -> Result<Dataty
         Encoding::Xdr => crate::signature::stream::read(bytes)?,
         Encoding::Native => internal::read(bytes, marshal::build_id())?,
     };
-    encode(&tree, typerep)
+    build(&tree, typerep)
 }
 
 /// The stream's header checked, then the direct path; None when that path

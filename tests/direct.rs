@@ -10,7 +10,7 @@ use mpix_marshal::testing::codes::Combiner;
 use mpix_marshal::testing::external::int_fields;
 use mpix_marshal::testing::mpi::{self, Datatype};
 use mpix_marshal::testing::tree::{validate, Kind, Node};
-use mpix_marshal::testing::unmarshal::encode;
+use mpix_marshal::testing::unmarshal::build;
 use mpix_marshal::{marshal, read, type_tree, unmarshal, Representation};
 
 const REPS: [Representation; 3] = [
@@ -21,7 +21,7 @@ const REPS: [Representation; 3] = [
 
 /// What the tree path builds from `bytes`.
 fn tree_path(rep: Representation, bytes: &[u8]) -> mpix_marshal::Result<Datatype> {
-    encode(&read(rep, bytes)?, rep.c_name())
+    build(&read(rep, bytes)?, rep.c_name())
 }
 
 fn has_markers() -> bool {

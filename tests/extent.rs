@@ -99,7 +99,7 @@ fn nested_and_misaligned_types_keep_their_bounds() {
             let back = unmarshal(rep, &bytes).unwrap();
             assert_same(&what, t, back, true);
             let via_tree =
-                mpix_marshal::testing::unmarshal::encode(&read(rep, &bytes).unwrap(), rep.c_name())
+                mpix_marshal::testing::unmarshal::build(&read(rep, &bytes).unwrap(), rep.c_name())
                     .unwrap();
             assert_same(&what, t, via_tree, true);
             assert_recorded_everywhere(&what, &type_tree(back).unwrap());

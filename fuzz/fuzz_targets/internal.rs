@@ -1,7 +1,7 @@
 //! The internal reader. Its header carries this build's id, so each input
 //! is also read behind this build's own header: mutations of the header
 //! cannot keep the fuzzer from the node grammar. The library has no
-//! tree → internal writer (decode.rs writes from MPI handles), so the
+//! tree → internal writer (`marshal::write_stream` writes from MPI handles), so the
 //! re-encoding checked here is the external one; the header target checks
 //! the internal writer through MPI.
 #![no_main]

@@ -1,7 +1,7 @@
 //! The owned datatype tree: one node per constructor call, with the
-//! arguments the call took. The decoder fills it from an MPI type, the
-//! external reader from bytes; the encoder turns it back into an MPI type,
-//! the external writer into bytes. `validate` is the gate every tree passes
+//! arguments the call took. `marshal::tree` fills it from an MPI type, the
+//! external reader from bytes; `unmarshal::build` turns it back into an MPI
+//! type, the external writer into bytes. `validate` is the gate every tree passes
 //! before any MPI constructor sees it.
 
 use crate::error::{Error, Result};

@@ -1,4 +1,4 @@
-//! The decoder: an MPI datatype, walked with `MPI_Type_get_envelope` /
+//! The marshal traversal: an MPI datatype, walked with `MPI_Type_get_envelope` /
 //! `MPI_Type_get_contents` (their `_c` forms on MPI-4), written straight
 //! into the external stream in pre-order. It builds no tree on the way:
 //! marshalling sits on communication paths, so the only work besides the
@@ -35,7 +35,7 @@ pub use stream::{build_id, tree, with_stream};
 /// `header` starts the stream; `enc` is the node grammar's encoding. With
 /// `hash_at`, the default signature hash of the type is written big-endian
 /// over the header's 8 bytes at that offset.
-pub fn decode(
+pub fn write_stream(
     datatype: Datatype,
     out: &mut Sink,
     header: &[u8],
@@ -54,7 +54,7 @@ pub fn decode(
         let start = out.len();
         out.put(header);
         scratch.sigs.clear();
-        let mut d = Decoder {
+        let mut d = Writer {
             start,
             recording: false,
             enc,
@@ -65,7 +65,7 @@ pub fn decode(
             typerep,
             hashing: hash_at.is_some(),
         };
-        let patch_hash = |d: &mut Decoder| {
+        let patch_hash = |d: &mut Writer| {
             if let (Some(at), Some(sig)) = (hash_at, d.scratch.sigs.pop()) {
                 d.out.patch(start + at, &external::version_and_hash(sig.h));
             }
@@ -124,7 +124,7 @@ pub(crate) fn named_signature(p: Predefined) -> Result<Default64> {
 /// The most bytes a predefined type's stream takes (the external one).
 pub const PREDEFINED_MAX: usize = external::HEADER_LEN + 4;
 
-/// The stream of the predefined type `p` into `out`, as `decode` writes it:
+/// The stream of the predefined type `p` into `out`, as `write_stream` writes it:
 /// `header`, then its one node word, without the traversal's buffers (the
 /// commonest marshal, whose floor is a single MPI call that this does not
 /// even need). Returns its length.
@@ -205,7 +205,7 @@ thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
-struct Decoder<'a> {
+struct Writer<'a> {
     /// Where this stream starts in `out`.
     start: usize,
     /// Whether a plan is being recorded for the type's cache (the first
@@ -230,7 +230,7 @@ fn is_predefined(c: Combiner) -> bool {
     )
 }
 
-impl Decoder<'_> {
+impl Writer<'_> {
     /// Writes one node and its subtree; returns whether `t` is derived.
     fn node(&mut self, t: Datatype, depth: usize) -> Result<bool> {
         if depth >= MAX_DEPTH {

@@ -3,7 +3,7 @@
 //! so that a caller's buffer is written only on success; and the tree of
 //! a datatype, the parsed form of its external stream.
 
-use super::{decode, predefined, PREDEFINED_MAX};
+use super::{predefined, write_stream, PREDEFINED_MAX};
 use crate::error::{Error, Result};
 use crate::format::external::{self, Encoding};
 use crate::format::sink::Sink;
@@ -76,11 +76,11 @@ pub fn with_stream<R>(
                 // The hash is written once the traversal has computed it.
                 let header = external::header(0);
                 let at = Some(external::HASH_AT);
-                decode(datatype, sink, &header, at, Encoding::Xdr, rep.c_name())
+                write_stream(datatype, sink, &header, at, Encoding::Xdr, rep.c_name())
             }
             Representation::Internal => {
                 let header = internal::header(build_id());
-                decode(
+                write_stream(
                     datatype,
                     sink,
                     &header,

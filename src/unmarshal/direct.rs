@@ -20,13 +20,13 @@
 //! INDEXED, HINDEXED, INDEXED_BLOCK, HINDEXED_BLOCK, STRUCT and RESIZED,
 //! over predefined types this MPI defines. For anything else, and for any
 //! stream it finds wrong, it answers None and the caller takes the tree
-//! path (`read` + `encode`), which builds the rest and words every error.
+//! path (`read` + `build`), which builds the rest and words every error.
 //! A level whose recorded bounds (BOUNDS) the local MPI does not
 //! reproduce, with shared and then with distinct struct members as on the
 //! tree path, is also left to the tree path, which restores them with a
 //! correction: what was built is freed and the answer is None.
 //! So this path must never be laxer than the tree path: it accepts a
-//! stream only when `read` accepts it and `encode` would make the same
+//! stream only when `read` accepts it and `build` would make the same
 //! calls. `tests/direct.rs` and the fuzz targets check that.
 
 use crate::error::Error;
@@ -53,8 +53,8 @@ pub(crate) fn unmarshal(
     let local = mpi::local();
     with_buffer(&PROGRAM, |program| {
         // A struct of equal members is built on one shared handle first,
-        // as `encode` builds it; if the MPI then pads it otherwise than
-        // recorded, on one handle per member, as `encode` then does.
+        // as `build` builds it; if the MPI then pads it otherwise than
+        // recorded, on one handle per member, as `build` then does.
         let mut built = None;
         for share in [true, false] {
             program.clear();

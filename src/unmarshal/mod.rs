@@ -1,4 +1,4 @@
-//! The encoder: a validated tree back into an MPI datatype, with the same
+//! The tree rebuilder: a validated tree back into an MPI datatype, with the same
 //! constructors and arguments, so the result is constructor-equivalent to
 //! the type the tree was decoded from. Where the local MPI lacks a
 //! construct, a typemap-equivalent one is built instead, or the tree is
@@ -21,7 +21,7 @@ pub mod direct;
 /// Builds a new datatype from `tree`. A named tree returns the predefined
 /// handle itself; anything else is a new handle the caller must free.
 /// `typerep` is the representation's name, passed to attribute callbacks.
-pub fn encode(tree: &Node, typerep: &'static CStr) -> Result<Datatype> {
+pub fn build(tree: &Node, typerep: &'static CStr) -> Result<Datatype> {
     tree::validate(tree)?;
     let local = mpi::local();
     check_local(tree, local).map_err(Failure::into_error)?;
