@@ -204,18 +204,18 @@ impl<'a> Reader<'a> {
             return v.named(p);
         }
         let (combiner, children) = self.head_and_fields(at, word, v)?;
-        for i in 0..children {
-            let member_at = self.pos;
+        if children == 0 {
+            return v.end();
+        }
+        let member_at = self.pos;
+        self.node(depth + 1, v)?;
+        let members = children > 1 && combiner.rule().children == Children::PerItem;
+        if members && v.skips_repeated_members() && self.skip_repeats(member_at, children - 1) {
+            v.repeated(children - 1);
+            return v.end();
+        }
+        for _ in 1..children {
             self.node(depth + 1, v)?;
-            let first_member =
-                i == 0 && children > 1 && combiner.rule().children == Children::PerItem;
-            if first_member
-                && v.skips_repeated_members()
-                && self.skip_repeats(member_at, children - 1)
-            {
-                v.repeated(children - 1);
-                break;
-            }
         }
         v.end()
     }

@@ -60,8 +60,6 @@ pub(crate) fn unmarshal(
             program.clear();
             let compiled = Compiler {
                 stream: bytes,
-                bytes: &[],
-                pos: 0,
                 enc,
                 local,
                 hashing: hash.is_some(),
@@ -171,59 +169,58 @@ impl Program {
     /// built is freed. (Errors are boxed: a small result keeps the hot
     /// path's returns in registers.)
     fn run(&mut self, bytes: &[u8]) -> Result<Option<Datatype>, Box<Error>> {
-        let mut handles = std::mem::take(&mut self.handles);
-        let root = self.run_steps(bytes, &mut handles);
+        let root = run_steps(&self.steps, &self.ints, &self.addrs, bytes, &mut self.handles);
         // What is left (after an error or a refusal) is freed here.
-        handles.clear();
-        self.handles = handles;
+        self.handles.clear();
         root
     }
+}
 
-    fn run_steps(
-        &self,
-        bytes: &[u8],
-        handles: &mut Handles,
-    ) -> Result<Option<Datatype>, Box<Error>> {
-        for s in &self.steps {
-            if s.combiner == Combiner::Named {
-                handles.push(OwnedDatatype::borrowed(s.handle));
-                continue;
-            }
-            let first = handles.len() - s.children as usize;
-            let (ints, addrs) = (&self.ints[s.ints.range()], &self.addrs[s.addrs.range()]);
-            let made = if s.shared {
-                let members = vec![handles.raw()[first]; ints[0] as usize];
-                construct(s.combiner, ints, addrs, &members)
-            } else {
-                construct(s.combiner, ints, addrs, &handles.raw()[first..])
-            };
-            // The children go (the new type keeps what it needs of them).
-            handles.truncate(first);
-            let t = made?;
-            if s.bounded {
-                let want = &addrs[addrs.len() - 2..];
-                let (lb, extent) = mpi::extent(t.get())?;
-                if [lb as MPI_Aint, extent as MPI_Aint] != want {
-                    return Ok(None);
-                }
-            }
-            if s.name.len > 0 {
-                mpi::set_name(t.get(), &bytes[s.name.range()])?;
-            }
-            handles.push(t);
+/// `Program::run`'s loop: the steps' constructor calls, each on the
+/// handles its children left on `handles`.
+fn run_steps(
+    steps: &[Step],
+    ints: &[c_int],
+    addrs: &[MPI_Aint],
+    bytes: &[u8],
+    handles: &mut Handles,
+) -> Result<Option<Datatype>, Box<Error>> {
+    for s in steps {
+        if s.combiner == Combiner::Named {
+            handles.push(OwnedDatatype::borrowed(s.handle));
+            continue;
         }
-        let root = handles.pop().expect("the root's step ran last");
-        Ok(Some(root.into_raw()))
+        let first = handles.len() - s.children as usize;
+        let (ints, addrs) = (&ints[s.ints.range()], &addrs[s.addrs.range()]);
+        let made = if s.shared {
+            let members = vec![handles.raw()[first]; ints[0] as usize];
+            construct(s.combiner, ints, addrs, &members)
+        } else {
+            construct(s.combiner, ints, addrs, &handles.raw()[first..])
+        };
+        // The children go (the new type keeps what it needs of them).
+        handles.truncate(first);
+        let t = made?;
+        if s.bounded {
+            let want = &addrs[addrs.len() - 2..];
+            let (lb, extent) = mpi::extent(t.get())?;
+            if [lb as MPI_Aint, extent as MPI_Aint] != want {
+                return Ok(None);
+            }
+        }
+        if s.name.len > 0 {
+            mpi::set_name(t.get(), &bytes[s.name.range()])?;
+        }
+        handles.push(t);
     }
+    let root = handles.pop().expect("the root's step ran last");
+    Ok(Some(root.into_raw()))
 }
 
 /// The reader's visitor that compiles a stream into a `Program`.
 struct Compiler<'a> {
     /// The whole stream (names are kept as spans of it).
     stream: &'a [u8],
-    /// While a node's fields are converted: their bytes, and how far.
-    bytes: &'a [u8],
-    pos: usize,
     enc: Encoding,
     local: &'static Local,
     /// Whether signature values are computed (external streams).
@@ -245,38 +242,6 @@ impl<'a> Compiler<'a> {
             Some(h) if self.p.sigs.last()?.h != h => None,
             _ => Some(()),
         }
-    }
-
-    /// The next `n` bytes of the node's fields.
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let end = self.pos.checked_add(n)?;
-        let bytes: &'a [u8] = self.bytes;
-        let b = bytes.get(self.pos..end)?;
-        self.pos = end;
-        Some(b)
-    }
-
-    fn word(&mut self) -> Option<u32> {
-        let b: [u8; 4] = self.take(4)?.try_into().ok()?;
-        Some(match self.enc {
-            Encoding::Xdr => u32::from_be_bytes(b),
-            Encoding::Native => u32::from_ne_bytes(b),
-        })
-    }
-
-    /// One (narrow) int field.
-    fn int(&mut self) -> Option<c_int> {
-        self.word().map(|w| w as c_int)
-    }
-
-    /// A count field: an int that must not be negative.
-    fn count(&mut self) -> Option<c_int> {
-        self.int().filter(|&v| v >= 0)
-    }
-
-    /// The bytes of the next `n` int fields.
-    fn words(&mut self, n: c_int) -> Option<&'a [u8]> {
-        self.take((n as usize).checked_mul(4)?)
     }
 
     /// Replaces the children's signature values with the node's, by the
@@ -310,18 +275,19 @@ impl<'a> Compiler<'a> {
             }
             None => Span::default(),
         };
-        (self.bytes, self.pos, self.enc) = (fields.bytes, 0, fields.enc);
         let combiner = head.combiner;
         let (ints, addrs) = (self.p.ints.len(), self.p.addrs.len());
-        let (children, repeats) = self.fields(combiner)?;
+        let repeats = self.fields(combiner, &fields)?;
         if head.bounds {
-            let (lb, extent) = (self.int()?, self.int()?);
+            // The recorded lb and extent are the last two fields.
+            let n = fields.len();
+            let (lb, extent) = (fields.get(n - 2), fields.get(n - 1));
             self.p.addrs.extend([lb as MPI_Aint, extent as MPI_Aint]);
         }
         let step = Step {
             combiner,
             handle: self.local.datatype_null(),
-            children: children as u32,
+            children: fields.children as u32,
             repeats,
             bounded: head.bounds,
             shared: false,
@@ -333,73 +299,72 @@ impl<'a> Compiler<'a> {
         Some(())
     }
 
-    /// Reads a node's fields into the program's arrays as its constructor
-    /// takes them (get_contents' layout); returns how many children
-    /// follow. The checks are `tree::validate`'s for narrow, classic
-    /// nodes: counts and blocklengths are not negative (every narrow field
-    /// fits a C int).
-    fn fields(&mut self, combiner: Combiner) -> Option<(usize, u64)> {
-        let enc = self.enc;
+    /// Puts a node's fields into the program's arrays as its constructor
+    /// takes them (get_contents' layout); returns how many times its old
+    /// type's signature repeats. The reader checked the fields' lengths;
+    /// the checks here are `tree::validate`'s for narrow, classic nodes:
+    /// counts and blocklengths are not negative (every narrow field fits a
+    /// C int).
+    fn fields(&mut self, combiner: Combiner, f: &Fields<'a>) -> Option<u64> {
+        let enc = f.enc;
+        let int = |i: usize| f.get(i) as c_int;
+        let count = |i: usize| Some(int(i)).filter(|&v| v >= 0);
+        // Fields `from..from + n` as they stand in the stream.
+        let words = |from: usize, n: usize| &f.bytes[from * 4..(from + n) * 4];
         let addr = |v: c_int| v as MPI_Aint;
         let product = |a: c_int, b: c_int| a as u64 * b as u64;
-        let mut children = 1;
-        let repeats = match combiner {
+        let p = &mut *self.p;
+        Some(match combiner {
             Combiner::Dup => 1,
             Combiner::Contiguous => {
-                let n = self.count()?;
-                self.p.ints.push(n);
+                let n = count(0)?;
+                p.ints.push(n);
                 n as u64
             }
             Combiner::Vector => {
-                let v = [self.count()?, self.count()?, self.int()?];
-                self.p.ints.extend(v);
+                let v = [count(0)?, count(1)?, int(2)];
+                p.ints.extend(v);
                 product(v[0], v[1])
             }
             Combiner::Hvector => {
-                let v = [self.count()?, self.count()?];
-                let stride = self.int()?;
-                self.p.ints.extend(v);
-                self.p.addrs.push(addr(stride));
+                let v = [count(0)?, count(1)?];
+                p.ints.extend(v);
+                p.addrs.push(addr(int(2)));
                 product(v[0], v[1])
             }
             Combiner::Indexed => {
-                let n = self.count()?;
-                let (blocklengths, displacements) = (self.words(n)?, self.words(n)?);
-                self.p.ints.push(n);
-                let sum = counts(enc, blocklengths, &mut self.p.ints)?;
-                convert(enc, displacements, &mut self.p.ints, |v| v);
+                let n = count(0)?;
+                let k = n as usize;
+                p.ints.push(n);
+                let sum = counts(enc, words(1, k), &mut p.ints)?;
+                convert(enc, words(1 + k, k), &mut p.ints, |v| v);
                 sum
             }
             Combiner::Hindexed | Combiner::Struct => {
-                let n = self.count()?;
-                let (blocklengths, displacements) = (self.words(n)?, self.words(n)?);
-                self.p.ints.push(n);
-                let sum = counts(enc, blocklengths, &mut self.p.ints)?;
-                convert(enc, displacements, &mut self.p.addrs, addr);
-                if combiner == Combiner::Struct {
-                    children = n as usize;
-                }
+                let n = count(0)?;
+                let k = n as usize;
+                p.ints.push(n);
+                let sum = counts(enc, words(1, k), &mut p.ints)?;
+                convert(enc, words(1 + k, k), &mut p.addrs, addr);
                 sum
             }
             Combiner::IndexedBlock | Combiner::HindexedBlock => {
-                let v = [self.count()?, self.count()?];
-                let displacements = self.words(v[0])?;
-                self.p.ints.extend(v);
+                let v = [count(0)?, count(1)?];
+                let displacements = words(2, v[0] as usize);
+                p.ints.extend(v);
                 if combiner == Combiner::IndexedBlock {
-                    convert(enc, displacements, &mut self.p.ints, |v| v);
+                    convert(enc, displacements, &mut p.ints, |v| v);
                 } else {
-                    convert(enc, displacements, &mut self.p.addrs, addr);
+                    convert(enc, displacements, &mut p.addrs, addr);
                 }
                 product(v[0], v[1])
             }
             Combiner::Resized => {
-                let v = [self.int()?, self.int()?];
-                self.p.addrs.extend(v.map(addr));
+                p.addrs.extend([addr(int(0)), addr(int(1))]);
                 1
             }
             _ => return None,
-        };
-        Some((children, repeats))
+        })
     }
 }
 
