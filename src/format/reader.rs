@@ -46,7 +46,59 @@ pub struct Head<'a> {
     /// The name's bytes (checked: 1..=MAX_NAME_LEN bytes, no NUL).
     pub name: Option<&'a [u8]>,
     /// Checked: distinct names in increasing byte order.
-    pub attrs: Vec<Attribute>,
+    pub attrs: Attrs<'a>,
+}
+
+/// A node's checked attribute block, read in place: no allocation for the
+/// visitors that only ask whether there is one (the direct path).
+#[derive(Clone, Copy)]
+pub struct Attrs<'a> {
+    /// The attributes after their count, as they stand in the stream.
+    bytes: &'a [u8],
+    n: usize,
+    enc: Encoding,
+}
+
+impl<'a> Attrs<'a> {
+    const NONE: Attrs<'static> = Attrs {
+        bytes: &[],
+        n: 0,
+        enc: Encoding::Xdr,
+    };
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Each attribute's name and value, in stream order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> {
+        let (mut rest, enc) = (self.bytes, self.enc);
+        // Reads one opaque the reader checked: its length, bytes, padding.
+        let mut opaque = move || {
+            let (len, tail) = rest.split_at(4);
+            let len = match enc {
+                Encoding::Xdr => u32::from_be_bytes(len.try_into().expect("4 bytes")),
+                Encoding::Native => u32::from_ne_bytes(len.try_into().expect("4 bytes")),
+            } as usize;
+            let (padded, tail) = tail.split_at(enc.padded(len));
+            rest = tail;
+            &padded[..len]
+        };
+        (0..self.n).map(move |_| {
+            let name = opaque();
+            (name, opaque())
+        })
+    }
+
+    /// The attributes, owned (the tree's form).
+    pub fn to_vec(&self) -> Vec<Attribute> {
+        self.iter()
+            .map(|(name, value)| Attribute {
+                name: name.to_vec(),
+                value: value.to_vec(),
+            })
+            .collect()
+    }
 }
 
 /// A node's int fields as they stand in the stream, recorded bounds last:
@@ -89,7 +141,7 @@ pub fn decode_int(b: &[u8], wide: bool, enc: Encoding) -> i64 {
 /// node's head and fields before its children, and its `end` after them.
 pub trait Visitor<'a> {
     fn named(&mut self, p: Predefined) -> Result<(), Stop>;
-    fn derived(&mut self, head: &mut Head<'a>, fields: Fields<'a>) -> Result<(), Stop>;
+    fn derived(&mut self, head: &Head<'a>, fields: Fields<'a>) -> Result<(), Stop>;
     /// The innermost derived node not yet ended has had all its children.
     fn end(&mut self) -> Result<(), Stop>;
     /// Whether the members of a struct that repeat its first derived
@@ -252,7 +304,7 @@ impl<'a> Reader<'a> {
         word: u32,
         v: &mut V,
     ) -> Result<(Combiner, usize), Stop> {
-        let mut head = self.head(at, word)?;
+        let head = self.head(at, word)?;
         let combiner = head.combiner;
         let fields_at = self.pos;
         let n = self.fields(combiner, head.wide, head.bounds)?;
@@ -270,7 +322,7 @@ impl<'a> Reader<'a> {
             )
             .into());
         }
-        v.derived(&mut head, fields)?;
+        v.derived(&head, fields)?;
         Ok((combiner, fields.children))
     }
 
@@ -295,7 +347,7 @@ impl<'a> Reader<'a> {
         let attrs = if attributed {
             self.attributes()?
         } else {
-            Vec::new()
+            Attrs::NONE
         };
         Ok(Head {
             combiner,
@@ -342,7 +394,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A node's attribute block (spec/external.md §5.5).
-    fn attributes(&mut self) -> Result<Vec<Attribute>, Stop> {
+    fn attributes(&mut self) -> Result<Attrs<'a>, Stop> {
         let at = self.pos;
         let n = self.u32("an attribute count")? as usize;
         // Each attribute takes at least two lengths and a 1-byte name.
@@ -357,27 +409,27 @@ impl<'a> Reader<'a> {
             )
             .into());
         }
-        let mut attrs: Vec<Attribute> = Vec::with_capacity(n);
+        let start = self.pos;
+        let mut prev: Option<&[u8]> = None;
         for _ in 0..n {
             let name_at = self.pos;
             let name = self.string("an attribute's canonical name", MAX_ATTR_NAME_LEN, true)?;
-            if attrs
-                .last()
-                .is_some_and(|prev| prev.name.as_slice() >= name)
-            {
+            if prev.is_some_and(|prev| prev >= name) {
                 return Err(Error::corrupt(
                     name_at,
                     "attribute names are not distinct and in increasing byte order",
                 )
                 .into());
             }
-            let value = self.string("an attribute's value", MAX_ATTR_VALUE, false)?;
-            attrs.push(Attribute {
-                name: name.to_vec(),
-                value: value.to_vec(),
-            });
+            prev = Some(name);
+            self.string("an attribute's value", MAX_ATTR_VALUE, false)?;
         }
-        Ok(attrs)
+        let bytes: &'a [u8] = self.bytes;
+        Ok(Attrs {
+            bytes: &bytes[start..self.pos],
+            n,
+            enc: self.enc,
+        })
     }
 
     /// Checks and skips the node's fields as its combiner's rule lays them

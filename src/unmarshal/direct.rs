@@ -169,7 +169,13 @@ impl Program {
     /// built is freed. (Errors are boxed: a small result keeps the hot
     /// path's returns in registers.)
     fn run(&mut self, bytes: &[u8]) -> Result<Option<Datatype>, Box<Error>> {
-        let root = run_steps(&self.steps, &self.ints, &self.addrs, bytes, &mut self.handles);
+        let root = run_steps(
+            &self.steps,
+            &self.ints,
+            &self.addrs,
+            bytes,
+            &mut self.handles,
+        );
         // What is left (after an error or a refusal) is freed here.
         self.handles.clear();
         root
@@ -389,7 +395,7 @@ impl<'a> Visitor<'a> for Compiler<'a> {
         Ok(())
     }
 
-    fn derived(&mut self, head: &mut Head<'a>, fields: Fields<'a>) -> Result<(), Stop> {
+    fn derived(&mut self, head: &Head<'a>, fields: Fields<'a>) -> Result<(), Stop> {
         self.step(head, fields).ok_or(Stop::DECLINED)
     }
 

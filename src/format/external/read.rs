@@ -123,7 +123,7 @@ impl<'a> Visitor<'a> for TreeBuilder {
         Ok(())
     }
 
-    fn derived(&mut self, head: &mut Head<'a>, f: Fields<'a>) -> std::result::Result<(), Stop> {
+    fn derived(&mut self, head: &Head<'a>, f: Fields<'a>) -> std::result::Result<(), Stop> {
         let base = self.fields.len();
         let unit = if f.wide { 8 } else { 4 };
         self.fields.extend(
@@ -137,7 +137,7 @@ impl<'a> Visitor<'a> for TreeBuilder {
             bounds: head.bounds,
             correction: head.correction,
             name: head.name.map(<[u8]>::to_vec),
-            attrs: std::mem::take(&mut head.attrs),
+            attrs: head.attrs.to_vec(),
             fields: base,
             children: f.children,
         });
