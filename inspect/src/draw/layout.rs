@@ -55,21 +55,14 @@ impl Shape {
                 s => flat.push((at, s)),
             }
         }
-        let mut out: Vec<(i64, Shape)> = Vec::new();
-        let mut i = 0;
-        while i < flat.len() {
-            let (at, ref s) = flat[i];
-            let mut j = i + 1;
-            if j < flat.len() && flat[j].1 == *s {
-                let stride = flat[j].0 - at;
-                while j < flat.len() && flat[j].1 == *s && flat[j].0 - flat[j - 1].0 == stride {
-                    j += 1;
-                }
+        // Runs of one piece at a constant stride, then runs of a short
+        // group of pieces (an indexed type's blocks of lengths 1, 2, 3, 1,
+        // 2, 3, ...) at a constant stride.
+        let mut out = periodic(flat, 1);
+        for period in 2..=MAX_PERIOD {
+            if out.len() >= 2 * period {
+                out = periodic(out, period);
             }
-            let count = (j - i) as i64;
-            let stride = if count > 1 { flat[i + 1].0 - at } else { 0 };
-            out.push((at, Shape::repeat(count, stride, s.clone())));
-            i = j;
         }
         if out.len() == 1 && out[0].0 == 0 {
             return out.pop().map(|(_, s)| s).unwrap_or_else(Shape::empty);
@@ -142,6 +135,57 @@ impl Shape {
             }
         }
     }
+}
+
+/// The longest group of pieces found repeating in a sequence.
+const MAX_PERIOD: usize = 8;
+
+/// `items` with every stretch of at least two copies of a group of
+/// `period` pieces, each copy a constant stride after the last, made one
+/// repetition.
+fn periodic(items: Vec<(i64, Shape)>, period: usize) -> Vec<(i64, Shape)> {
+    let same = |a: usize, b: usize, items: &[(i64, Shape)]| {
+        let stride = items[b].0 - items[a].0;
+        (0..period)
+            .all(|j| items[b + j].1 == items[a + j].1 && items[b + j].0 - items[a + j].0 == stride)
+    };
+    let mut out = Vec::with_capacity(items.len());
+    let mut i = 0;
+    while i < items.len() {
+        let mut copies = 1;
+        if i + 2 * period <= items.len() {
+            let stride = items[i + period].0 - items[i].0;
+            while i + (copies + 1) * period <= items.len()
+                && same(i + (copies - 1) * period, i + copies * period, &items)
+                && items[i + copies * period].0 - items[i + (copies - 1) * period].0 == stride
+            {
+                copies += 1;
+            }
+        }
+        if copies >= 2 {
+            let at = items[i].0;
+            let stride = items[i + period].0 - at;
+            let group: Vec<(i64, Shape)> = items[i..i + period]
+                .iter()
+                .map(|(o, x)| (o - at, x.clone()))
+                .collect();
+            let body = if period == 1 {
+                group
+                    .into_iter()
+                    .next()
+                    .map(|(_, x)| x)
+                    .unwrap_or_else(Shape::empty)
+            } else {
+                Shape::Seq(group)
+            };
+            out.push((at, Shape::repeat(copies as i64, stride, body)));
+            i += copies * period;
+        } else {
+            out.push(items[i].clone());
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Builds shapes, asking the local MPI for each distinct old type's extents once.
