@@ -32,8 +32,7 @@ pub fn compare(a: &Stream, b: &Stream, level: Level) -> Result<Option<String>> {
         }
         e => Error::Library(e),
     })?;
-    if let Some(l) = c.differs_at {
-        let _ = l;
+    if c.differs_at.is_some() {
         return Ok(Some(c.explanation));
     }
     if level >= Level::Attributes {

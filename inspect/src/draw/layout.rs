@@ -250,7 +250,11 @@ impl Builder {
                 old,
             } => {
                 let e = self.extent(old)?;
-                Shape::repeat(*count, stride * e, self.block(*blocklength, old)?)
+                Shape::repeat(
+                    *count,
+                    stride.saturating_mul(e),
+                    self.block(*blocklength, old)?,
+                )
             }
             Kind::Hvector {
                 count,
@@ -356,7 +360,7 @@ impl Builder {
             .iter()
             .zip(disps)
             .filter(|(b, _)| **b > 0)
-            .map(|(b, d)| (d * unit, Shape::repeat(*b, e, body.clone())))
+            .map(|(b, d)| (d.saturating_mul(unit), Shape::repeat(*b, e, body.clone())))
             .collect();
         Ok(Shape::seq(items))
     }
@@ -432,8 +436,12 @@ fn grid_runs(mut dims: Vec<(i64, Runs)>, order: Order, e: i64, inner: Shape) -> 
             .iter()
             .map(|&(first, n, reps, every)| {
                 (
-                    first * s,
-                    Shape::repeat(reps, every * s, Shape::repeat(n, s, shape.clone())),
+                    first.saturating_mul(s),
+                    Shape::repeat(
+                        reps,
+                        every.saturating_mul(s),
+                        Shape::repeat(n, s, shape.clone()),
+                    ),
                 )
             })
             .collect();

@@ -106,14 +106,14 @@ impl Emit {
                     if self.take() {
                         self.items.push(Item::Box {
                             b0: base,
-                            b1: base + size * n,
+                            b1: base.saturating_add(size.saturating_mul(n)),
                             label: label.to_string(),
                             n,
                         });
                     }
                 } else if s.pieces() <= self.budget {
                     for i in 0..*count {
-                        self.shape(body, base + i * stride, row);
+                        self.shape(body, base.saturating_add(i.saturating_mul(*stride)), row);
                     }
                 } else if self.take() {
                     let (lo, hi) = s.span().unwrap_or((0, 0));
@@ -124,7 +124,11 @@ impl Emit {
                         row,
                     });
                     self.shape(body, base, row + 1);
-                    self.shape(body, base + (count - 1) * stride, row + 1);
+                    self.shape(
+                        body,
+                        base.saturating_add((count - 1).saturating_mul(*stride)),
+                        row + 1,
+                    );
                 }
             }
         }
