@@ -19,6 +19,12 @@ fn main() {
         );
     }
 
+    // The shared library's soname carries the major version
+    // (libmpix_marshal.so.0), so that an installation can keep
+    // libmpix_marshal.so.0 -> libmpix_marshal.so.0.x.y (scripts/install.sh).
+    let major = env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_else(|_| "0".into());
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmpix_marshal.so.{major}");
+
     cc::Build::new()
         .compiler(&mpicc)
         .file("src/shim/shim.c")

@@ -2,9 +2,11 @@
 # Installs what a fresh Debian machine lacks to build and test mpix-marshal:
 # MPICH (kept the default MPI), Open MPI (for the second test pass),
 # libclang (mpi-sys generates its bindings with it) and valgrind (for
-# scripts/sanitize.sh; gcc brings the sanitizer runtimes). Idempotent.
+# scripts/sanitize.sh; gcc brings the sanitizer runtimes), librsvg2-bin
+# (rsvg-convert renders the command's pictures in its tests) and cmake (the
+# installation test builds the demo with find_package). Idempotent.
 set -euo pipefail
-packages=(mpich libmpich-dev openmpi-bin libopenmpi-dev libclang-dev valgrind)
+packages=(mpich libmpich-dev openmpi-bin libopenmpi-dev libclang-dev valgrind librsvg2-bin cmake)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

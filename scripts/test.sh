@@ -4,8 +4,10 @@
 # C tests (API, hostile inputs with leak counting, header as C99 and C++),
 # the multi-process tests under mpiexec -n 2 and -n 4, the archive demo, the
 # C tests again under AddressSanitizer/UBSan/LeakSanitizer and valgrind, the
-# cross-implementation test (each MPI reads the other's streams), and a short
-# fuzz run of every decoder.
+# cross-implementation test (each MPI reads the other's streams), the
+# mpix-marshal command's tests and the installation test (install into a
+# temporary prefix, build the demo with pkg-config, CMake and -I/-L, run it)
+# on each MPI, and a short fuzz run of every decoder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -29,6 +31,8 @@ suite "MPICH: cargo test" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" cargo te
 suite "MPICH: C and mpiexec tests" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich scripts/c-tests.sh target
 suite "MPICH: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich \
     scripts/sanitize.sh target
+suite "MPICH: install, build the demo three ways, run it" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich \
+    scripts/install-test.sh
 
 # Open MPI: target/openmpi/, reading MPICH's streams
 suite "Open MPI: cargo build" env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi cargo build --all-targets
@@ -38,6 +42,8 @@ suite "Open MPI: C and mpiexec tests" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.op
     MPIEXEC_ARGS=--oversubscribe scripts/c-tests.sh target/openmpi
 suite "Open MPI: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi \
     MPIEXEC_ARGS=--oversubscribe scripts/sanitize.sh target/openmpi
+suite "Open MPI: install, build the demo three ways, run it" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi \
+    MPIEXEC_ARGS=--oversubscribe CARGO_TARGET_DIR=target/openmpi scripts/install-test.sh
 
 # MPICH reads Open MPI's streams.
 suite "MPICH reads Open MPI streams" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" MPIX_CROSS_PEER=openmpi \

@@ -113,6 +113,29 @@ pub fn read(rep: Representation, bytes: &[u8]) -> Result<Node> {
     }
 }
 
+/// Writes a tree (from `read` or `type_tree`) as a stream, without MPI:
+/// the external stream, or the compressed one made from it, byte for byte
+/// what `marshal` writes for a type of this tree. The internal
+/// representation is written from a datatype only (`marshal`), so it is
+/// refused here.
+pub fn write(rep: Representation, tree: &Node) -> Result<Vec<u8>> {
+    // A tree built by hand passes the gate every read tree has passed.
+    crate::format::tree::validate(tree)?;
+    let mut external = Vec::new();
+    crate::signature::stream::write(tree, &mut external)?;
+    match rep {
+        Representation::External => Ok(external),
+        Representation::Compressed => {
+            let mut out = crate::format::sink::Sink::default();
+            compressed::compress(&external, &mut out)?;
+            Ok(out.bytes().to_vec())
+        }
+        Representation::Internal => Err(Error::unsupported(
+            "an internal stream is written from a datatype (marshal), not from a tree",
+        )),
+    }
+}
+
 /// The constructor tree of a datatype: its envelope/contents at every
 /// level, with names (the parsed form of its external stream).
 pub fn type_tree(datatype: Datatype) -> Result<Node> {

@@ -34,14 +34,16 @@ mod unmarshal;
 
 pub use api::{
     marshal, marshal_into, marshal_size, read, signature_count, signature_hash,
-    stream_signature_hash, type_tree, unmarshal, Representation,
+    stream_signature_hash, type_tree, unmarshal, write, Representation,
 };
 pub use compare::{compare, Comparison, Level};
 pub use error::{Error, Result};
 pub use format::codes::{Combiner, Distribution, Order, Predefined};
 pub use format::tree::{Attribute, Bounds, Kind, Node};
 pub use mpi::Datatype;
-pub use signature::{signature_hash as tree_signature_hash, HashKind};
+pub use signature::{
+    signature_count as tree_signature_count, signature_hash as tree_signature_hash, HashKind,
+};
 
 /// Internals for this crate's tests, fuzz targets and benches: not part of
 /// the API, and may change in any release.

@@ -1,0 +1,41 @@
+//! `check FILE`: reads the stream with the library's strict reader (every
+//! format rule, the header's signature hash against the tree), then
+//! rebuilds the type on the local MPI, which refuses arguments no MPI
+//! constructor accepts.
+
+use crate::error::Error;
+use crate::input::{rep_name, Stream};
+use crate::mpi;
+
+/// What `check` found in a stream that was read.
+pub enum Verdict {
+    /// Valid, and rebuilt on this MPI (or rebuilding was not asked for).
+    Valid(String),
+    /// Valid as a stream, but this MPI lacks a construct it uses: a note.
+    ValidNotHere(String),
+    /// The stream describes a type no MPI builds.
+    Invalid(Error),
+}
+
+pub fn verdict(s: &Stream, rebuild: bool) -> Verdict {
+    let form = s.form.map(|f| format!(" ({f})")).unwrap_or_default();
+    let what = format!(
+        "{}: valid {}{form} stream, format version {}, {} bytes, root {}",
+        s.path.display(),
+        rep_name(s.rep),
+        s.version,
+        s.bytes.len(),
+        crate::describe::title(&s.tree)
+    );
+    if !rebuild {
+        return Verdict::Valid(what);
+    }
+    match mpi::rebuilds(&s.tree) {
+        Ok(()) => Verdict::Valid(format!("{what}; rebuilt on this MPI")),
+        Err(e @ mpix_marshal::Error::InvalidArgument(_)) => Verdict::Invalid(Error::Stream {
+            path: s.path.clone(),
+            source: e,
+        }),
+        Err(e) => Verdict::ValidNotHere(format!("{what}; this MPI cannot rebuild it: {e}")),
+    }
+}

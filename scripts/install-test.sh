@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Installs mpix-marshal into a temporary prefix (scripts/install.sh), then,
+# from a fresh directory holding only a copy of examples/demo_archive.c,
+# builds the demo four ways (mpicc + pkg-config; CMake with
+# find_package(MpixMarshal); plain -I/-L; the static library) and runs each
+# (archive with one process, rebuild and communicate with two), and checks
+# the installed files: the soname, the .so symlinks, the command and its man
+# page. Uses $MPICC (default mpicc.mpich), $MPIEXEC (default mpiexec.mpich),
+# $MPIEXEC_ARGS and $CARGO_TARGET_DIR, as scripts/c-tests.sh does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+MPICC=${MPICC:-mpicc.mpich}
+MPIEXEC=${MPIEXEC:-mpiexec.mpich}
+read -r -a mpiexec_args <<< "${MPIEXEC_ARGS:-}"
+export MPICC
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+fail() { echo "install-test: FAILED: $*" >&2; exit 1; }
+
+bash scripts/install.sh --prefix "$prefix" >/dev/null
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+
+# The installed files.
+lib=$prefix/lib
+[ -f "$lib/libmpix_marshal.so.$version" ] || fail "no libmpix_marshal.so.$version"
+[ "$(readlink "$lib/libmpix_marshal.so.0")" = "libmpix_marshal.so.$version" ] || fail "libmpix_marshal.so.0 link"
+[ "$(readlink "$lib/libmpix_marshal.so")" = "libmpix_marshal.so.0" ] || fail "libmpix_marshal.so link"
+soname=$(readelf -d "$lib/libmpix_marshal.so.$version" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[ "$soname" = "libmpix_marshal.so.0" ] || fail "soname is '$soname'"
+for f in lib/libmpix_marshal.a include/mpix_marshal.h bin/mpix-marshal lib/pkgconfig/mpix-marshal.pc \
+    lib/cmake/MpixMarshal/MpixMarshalConfig.cmake share/man/man1/mpix-marshal.1 share/doc/mpix-marshal/help.txt; do
+    [ -f "$prefix/$f" ] || fail "$f is not installed"
+done
+grep -q "mpix-marshal draw" "$prefix/share/doc/mpix-marshal/help.txt" || fail "help.txt lacks draw's help"
+if command -v man >/dev/null; then
+    page=$(MANWIDTH=100 man -l "$prefix/share/man/man1/mpix-marshal.1" 2>/dev/null)
+    grep -q "Inspect archived MPI datatypes: the streams MPIX_Type_marshal writes" <<< "$page" \
+        || fail "the man page does not render"
+fi
+echo "install-test: installed files, soname $soname: ok"
+
+# A fresh directory: the demo's source and nothing of the repository.
+app=$work/app
+mkdir -p "$app"
+cp examples/demo_archive.c "$app/"
+cd "$app"
+export PKG_CONFIG_PATH=$lib/pkgconfig
+run_demo() { # way, binary
+    rm -f particles.mxdt
+    "$MPIEXEC" "${mpiexec_args[@]}" -n 1 "$2" write particles.mxdt >/dev/null
+    out=$("$MPIEXEC" "${mpiexec_args[@]}" -n 2 "$2" read particles.mxdt)
+    echo "$out" | grep -q "received particles 100 101 105 109 110 111: correct" || fail "$1: the demo printed: $out"
+    # Linked against the installed library, not the build tree.
+    if [ "$1" != static ]; then
+        ldd "$2" | grep -q "$lib/libmpix_marshal.so.0" || fail "$1: not linked to the installed library: $(ldd "$2" | grep mpix)"
+    fi
+    echo "install-test: $1: built and ran"
+}
+
+# 1. mpicc + pkg-config
+"$MPICC" -std=c99 -Wall -Wextra -Werror -o demo_pkgconfig demo_archive.c $(pkg-config --cflags --libs mpix-marshal)
+run_demo pkg-config ./demo_pkgconfig
+
+# 2. CMake
+cat > CMakeLists.txt <<'CMAKE'
+cmake_minimum_required(VERSION 3.13)
+project(demo_archive C)
+find_package(MpixMarshal 0.1 REQUIRED)
+add_executable(demo_cmake demo_archive.c)
+target_link_libraries(demo_cmake PRIVATE MpixMarshal::mpix_marshal)
+message(STATUS "mpix-marshal built for ${MpixMarshal_MPI}")
+CMAKE
+cmake -S . -B build -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >cmake.log 2>&1 \
+    || { cat cmake.log; fail "cmake configure"; }
+cmake --build build >>cmake.log 2>&1 || { cat cmake.log; fail "cmake build"; }
+run_demo cmake ./build/demo_cmake
+
+# 3. plain -I/-L
+"$MPICC" -std=c99 -Wall -Wextra -Werror -I"$prefix/include" -o demo_plain demo_archive.c \
+    -L"$lib" -lmpix_marshal -Wl,-rpath,"$lib"
+run_demo plain ./demo_plain
+
+# 4. the static library
+"$MPICC" -std=c99 -Wall -Wextra -Werror -I"$prefix/include" -o demo_static demo_archive.c \
+    "$lib/libmpix_marshal.a" -lpthread -ldl -lm
+run_demo static ./demo_static
+
+# The installed command reads the archive the demo wrote.
+"$prefix/bin/mpix-marshal" check particles.mxdt | grep -q "valid external stream" || fail "mpix-marshal check"
+"$prefix/bin/mpix-marshal" dump particles.mxdt | grep -q 'root: MPI_COMBINER_INDEXED "selected particles"' \
+    || fail "mpix-marshal dump"
+echo "install-test: the installed mpix-marshal reads the demo's archive: ok"
+cd "$repo"
+echo "install-test: all passed ($MPICC)"

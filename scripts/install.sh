@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds mpix-marshal (the library and the mpix-marshal command) in release
+# mode and installs it under a prefix:
+#
+#   PREFIX/lib/libmpix_marshal.so.0.1.0, .so.0 (the soname), .so, and .a
+#   PREFIX/include/mpix_marshal.h
+#   PREFIX/bin/mpix-marshal
+#   PREFIX/lib/pkgconfig/mpix-marshal.pc        pkg-config --cflags --libs mpix-marshal
+#   PREFIX/lib/cmake/MpixMarshal/               find_package(MpixMarshal): MpixMarshal::mpix_marshal
+#   PREFIX/share/man/man1/mpix-marshal.1        and share/doc/mpix-marshal/help.txt (every --help)
+#
+# The library is built against one MPI, the one $MPICC wraps (default
+# mpicc.mpich when it exists, else mpicc). For Open MPI:
+#   MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi scripts/install.sh --prefix /opt/mpix-marshal/openmpi
+# Keep one prefix per MPI: the file names are the same for both.
+#
+# Usage: scripts/install.sh [--prefix DIR] [--no-build]   (default prefix /usr/local)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=/usr/local
+build=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) prefix=$2; shift 2 ;;
+        --prefix=*) prefix=${1#--prefix=}; shift ;;
+        --no-build) build=0; shift ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "install.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
+    esac
+done
+if [ -z "${MPICC:-}" ]; then
+    if command -v mpicc.mpich >/dev/null; then MPICC=mpicc.mpich; else MPICC=mpicc; fi
+fi
+export MPICC
+target=${CARGO_TARGET_DIR:-target}
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+major=${version%%.*}
+if [ "$build" -eq 1 ]; then
+    cargo build --release --quiet
+fi
+rel=$target/release
+for f in "$rel/libmpix_marshal.so" "$rel/libmpix_marshal.a" "$rel/mpix-marshal"; do
+    [ -f "$f" ] || { echo "install.sh: $f is missing: build failed?" >&2; exit 1; }
+done
+# Which MPI the build is for, as the installed files record it.
+if "$MPICC" -show 2>/dev/null | grep -q -i openmpi || "$MPICC" --showme >/dev/null 2>&1; then
+    mpi=openmpi
+else
+    mpi=mpich
+fi
+mkdir -p "$prefix"
+prefix=$(cd "$prefix" && pwd)
+lib=$prefix/lib
+install -d "$lib" "$prefix/include" "$prefix/bin" "$lib/pkgconfig" "$lib/cmake/MpixMarshal" \
+    "$prefix/share/man/man1" "$prefix/share/doc/mpix-marshal"
+install -m 755 "$rel/libmpix_marshal.so" "$lib/libmpix_marshal.so.$version"
+ln -sf "libmpix_marshal.so.$version" "$lib/libmpix_marshal.so.$major"
+ln -sf "libmpix_marshal.so.$major" "$lib/libmpix_marshal.so"
+install -m 644 "$rel/libmpix_marshal.a" "$lib/libmpix_marshal.a"
+install -m 644 include/*.h "$prefix/include/"
+install -m 755 "$rel/mpix-marshal" "$prefix/bin/mpix-marshal"
+
+sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPI@|$mpi|g" -e "s|@MPICC@|$MPICC|g" \
+    scripts/install/mpix-marshal.pc.in > "$lib/pkgconfig/mpix-marshal.pc"
+sed -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" -e "s|@MPI@|$mpi|g" \
+    -e "s|@MPICC@|$(command -v "$MPICC")|g" \
+    scripts/install/MpixMarshalConfig.cmake.in > "$lib/cmake/MpixMarshal/MpixMarshalConfig.cmake"
+sed -e "s|@VERSION@|$version|g" \
+    scripts/install/MpixMarshalConfigVersion.cmake.in > "$lib/cmake/MpixMarshal/MpixMarshalConfigVersion.cmake"
+
+# Help: every subcommand's --help, as a text file and as a man page.
+help=$prefix/share/doc/mpix-marshal/help.txt
+{
+    "$rel/mpix-marshal" --help
+    for sub in dump diff check convert hash draw; do
+        printf '\n'
+        "$rel/mpix-marshal" "$sub" --help
+    done
+} > "$help"
+{
+    printf '.TH MPIX-MARSHAL 1 "" "mpix-marshal %s" "User Commands"\n' "$version"
+    printf '.SH NAME\nmpix-marshal \\- inspect archived MPI datatypes (MPIX_Type_marshal streams)\n'
+    printf '.SH DESCRIPTION\n.nf\n'
+    sed -e 's/\\/\\\\/g' -e 's/^\./\\\&./' "$help"
+    printf '.fi\n.SH BUILT FOR\n%s (%s)\n' "$mpi" "$MPICC"
+} > "$prefix/share/man/man1/mpix-marshal.1"
+
+echo "installed mpix-marshal $version for $mpi under $prefix"
