@@ -3,6 +3,7 @@
 # missing: the Rust tests (unit, integration, golden vectors, header), the
 # C tests (API, hostile inputs with leak counting, header as C99 and C++),
 # the multi-process tests under mpiexec -n 2 and -n 4, the archive demo, the
+# collective checker's tests (scripts/check-tests.sh), the
 # C tests again under AddressSanitizer/UBSan/LeakSanitizer and valgrind, the
 # cross-implementation test (each MPI reads the other's streams), and a short
 # fuzz run of every decoder.
@@ -29,6 +30,8 @@ suite "MPICH: cargo test" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" cargo te
 suite "MPICH: C and mpiexec tests" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich scripts/c-tests.sh target
 suite "MPICH: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich \
     scripts/sanitize.sh target
+suite "MPICH: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
+    env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich bash -c 'cargo build --release -p mpix-check && scripts/check-tests.sh target'
 
 # Open MPI: target/openmpi/, reading MPICH's streams
 suite "Open MPI: cargo build" env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi cargo build --all-targets
@@ -38,6 +41,9 @@ suite "Open MPI: C and mpiexec tests" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.op
     MPIEXEC_ARGS=--oversubscribe scripts/c-tests.sh target/openmpi
 suite "Open MPI: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi \
     MPIEXEC_ARGS=--oversubscribe scripts/sanitize.sh target/openmpi
+suite "Open MPI: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
+    env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi MPIEXEC=mpiexec.openmpi MPIEXEC_ARGS=--oversubscribe \
+    bash -c 'cargo build --release -p mpix-check && scripts/check-tests.sh target/openmpi'
 
 # MPICH reads Open MPI's streams.
 suite "MPICH reads Open MPI streams" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" MPIX_CROSS_PEER=openmpi \
