@@ -233,7 +233,14 @@ pub fn state(comm: MPI_Comm) -> Option<&'static mut State> {
 /// Frees the state of `comm` now (before MPI_Finalize).
 pub fn drop_state(comm: MPI_Comm) {
     let k = KEYVAL.load(Ordering::Acquire);
-    if k != i32::MIN {
+    if k == i32::MIN {
+        return;
+    }
+    let mut value: *mut c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: reads our attribute (Open MPI refuses to delete an absent one).
+    unsafe { PMPI_Comm_get_attr(comm, k, &mut value as *mut *mut c_void as *mut c_void, &mut flag) };
+    if flag != 0 {
         // SAFETY: deletes our attribute, which runs delete_state.
         unsafe { PMPI_Comm_delete_attr(comm, k) };
     }
