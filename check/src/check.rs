@@ -11,6 +11,9 @@ use mpix_marshal::{HashKind, Level, Representation};
 use std::ffi::c_int;
 use std::sync::{Mutex, OnceLock};
 
+/// A (count, datatype) argument pair, when it takes part.
+type Part = Option<(i64, MPI_Datatype)>;
+
 /// A collective call's arguments, as far as the checks need them.
 pub struct Call {
     pub coll: Coll,
@@ -72,7 +75,7 @@ impl Call {
     }
 
     /// Side A (send) and B (receive) of a uniform call on this rank.
-    fn sides(&self, rank: usize) -> (Option<(i64, MPI_Datatype)>, Option<(i64, MPI_Datatype)>) {
+    fn sides(&self, rank: usize) -> (Part, Part) {
         let is_root = self.root >= 0 && rank == self.root as usize;
         let send = Some((self.scount, self.stype));
         let recv = Some((self.rcount, self.rtype));
@@ -98,7 +101,7 @@ impl Call {
     }
 
     /// What this rank sends to and expects from rank `j` (pairwise calls).
-    fn pair(&self, me: usize, j: usize) -> (Option<(i64, MPI_Datatype)>, Option<(i64, MPI_Datatype)>) {
+    fn pair(&self, me: usize, j: usize) -> (Part, Part) {
         let root = self.root.max(0) as usize;
         let ip = self.in_place;
         match self.coll {
@@ -144,7 +147,10 @@ impl Call {
             Coll::Scatterv => ("(sendcounts[i], sendtype)", "(recvcount, recvtype)"),
             Coll::Allgatherv => ("(sendcount, sendtype)", "(recvcounts[i], recvtype)"),
             Coll::Alltoallv => ("(sendcounts[i], sendtype)", "(recvcounts[i], recvtype)"),
-            _ => ("(sendcounts[i], sendtypes[i])", "(recvcounts[i], recvtypes[i])"),
+            _ => (
+                "(sendcounts[i], sendtypes[i])",
+                "(recvcounts[i], recvtypes[i])",
+            ),
         }
     }
 
@@ -154,7 +160,11 @@ impl Call {
         Record {
             call: self.coll as u64 | if self.nonblocking { NONBLOCKING } else { 0 },
             seq: st.seq,
-            root: if self.coll.rooted() { self.root as i64 } else { -1 },
+            root: if self.coll.rooted() {
+                self.root as i64
+            } else {
+                -1
+            },
             op,
             commute,
             in_place: if self.coll.in_place_all_or_none() {
@@ -232,7 +242,12 @@ pub fn describe(count: i64, t: MPI_Datatype) -> String {
 
 fn sig_text(count: i64, t: MPI_Datatype, s: &Sig) -> String {
     let el = if s.count == 1 { "element" } else { "elements" };
-    format!("{}: {} {el}, {} bytes", describe(count, t), s.count, s.bytes)
+    format!(
+        "{}: {} {el}, {} bytes",
+        describe(count, t),
+        s.count,
+        s.bytes
+    )
 }
 
 fn sig_text_remote(s: &Sig) -> String {
@@ -291,10 +306,16 @@ fn difference_lines(
             None => (vec![c.explanation], vec![]),
         },
         Ok(_) => (
-            vec!["the signatures are equal element by element: only MPI_PACKED's byte counts differ".into()],
+            vec![
+                "the signatures are equal element by element: only MPI_PACKED's byte counts differ"
+                    .into(),
+            ],
             vec![],
         ),
-        Err(e) => (vec![format!("the signatures could not be compared: {e}")], vec![]),
+        Err(e) => (
+            vec![format!("the signatures could not be compared: {e}")],
+            vec![],
+        ),
     }
 }
 
@@ -353,7 +374,9 @@ fn group_lines(call: &Call, recs: &[Record], f: &Finding) -> (String, Vec<String
             } else {
                 "the ranks passed different roots".into()
             },
-            g.iter().map(|(v, r)| format!("{}: root {v}", ranks(r))).collect(),
+            g.iter()
+                .map(|(v, r)| format!("{}: root {v}", ranks(r)))
+                .collect(),
         ),
         Finding::Op(g) => (
             "the ranks passed different ops".into(),
@@ -425,7 +448,11 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
                 }
             }
         }
-        let my_sides: Vec<Side> = differing.iter().filter(|d| d.0 == me).map(|d| d.1).collect();
+        let my_sides: Vec<Side> = differing
+            .iter()
+            .filter(|d| d.0 == me)
+            .map(|d| d.1)
+            .collect();
         if my_sides.is_empty() {
             return;
         }
@@ -438,13 +465,24 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
         for s in my_sides {
             let Some((c, ty)) = mine(s) else { continue };
             let mysig = recs[me].sig(s);
-            let mut r = base_report(call, st, "datatype", "the type signatures do not match".into());
-            let ref_label = format!("{} {}", rank_role(call, reference.0), side_name(reference.1));
+            let mut r = base_report(
+                call,
+                st,
+                "datatype",
+                "the type signatures do not match".into(),
+            );
+            let ref_label = format!(
+                "{} {}",
+                rank_role(call, reference.0),
+                side_name(reference.1)
+            );
             let my_label = format!("{} {}", rank_role(call, me), side_name(s));
             match remote {
                 Some((rc, rt, _)) => {
-                    r.details.push(format!("{ref_label} = {}", sig_text(rc, rt, &refsig)));
-                    r.details.push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
+                    r.details
+                        .push(format!("{ref_label} = {}", sig_text(rc, rt, &refsig)));
+                    r.details
+                        .push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
                     let (lines, fields) = difference_lines(
                         (&rank_role(call, reference.0), rc, rt),
                         (&rank_role(call, me), c, ty),
@@ -453,9 +491,12 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
                     r.fields.extend(fields);
                 }
                 None => {
-                    r.details.push(format!("{ref_label} = {}", sig_text_remote(&refsig)));
-                    r.details.push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
-                    r.details.push("(the other rank's type could not be fetched)".into());
+                    r.details
+                        .push(format!("{ref_label} = {}", sig_text_remote(&refsig)));
+                    r.details
+                        .push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
+                    r.details
+                        .push("(the other rank's type could not be fetched)".into());
                 }
             }
             r.emit(world);
@@ -622,9 +663,18 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
     let Some((mc, mt)) = mine else { return };
     match remote {
         Some((c, ty, owned)) => {
-            r.details.push(format!("rank {i} sends {sname} = {}", sig_text(c, ty, &got)));
-            r.details.push(format!("rank {me} receives {rname} = {}", sig_text(mc, mt, &want)));
-            let (lines, fields) = difference_lines((&format!("rank {i}"), c, ty), (&format!("rank {me}"), mc, mt));
+            r.details.push(format!(
+                "rank {i} sends {sname} = {}",
+                sig_text(c, ty, &got)
+            ));
+            r.details.push(format!(
+                "rank {me} receives {rname} = {}",
+                sig_text(mc, mt, &want)
+            ));
+            let (lines, fields) = difference_lines(
+                (&format!("rank {i}"), c, ty),
+                (&format!("rank {me}"), mc, mt),
+            );
             r.details.extend(lines);
             r.fields.extend(fields);
             if owned && i != me {
@@ -632,8 +682,14 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
             }
         }
         None => {
-            r.details.push(format!("rank {i} sends {sname} = {}", sig_text_remote(&got)));
-            r.details.push(format!("rank {me} receives {rname} = {}", sig_text(mc, mt, &want)));
+            r.details.push(format!(
+                "rank {i} sends {sname} = {}",
+                sig_text_remote(&got)
+            ));
+            r.details.push(format!(
+                "rank {me} receives {rname} = {}",
+                sig_text(mc, mt, &want)
+            ));
         }
     }
     r.emit(mpi::world_rank());
@@ -740,7 +796,14 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
     } else {
         let mut flag: c_int = 0;
         // SAFETY: the check's own requests.
-        unsafe { mpi_sys::PMPI_Testall(2, p.reqs.as_mut_ptr(), &mut flag, mpi_sys::RSMPI_STATUSES_IGNORE) };
+        unsafe {
+            mpi_sys::PMPI_Testall(
+                2,
+                p.reqs.as_mut_ptr(),
+                &mut flag,
+                mpi_sys::RSMPI_STATUSES_IGNORE,
+            )
+        };
         flag != 0
     };
     if !done {

@@ -257,9 +257,7 @@ impl Coll {
     pub fn side_names(self) -> (&'static str, &'static str) {
         match self {
             Coll::Bcast => ("(count, datatype)", ""),
-            Coll::Reduce | Coll::Allreduce | Coll::Scan | Coll::Exscan => {
-                ("(count, datatype)", "")
-            }
+            Coll::Reduce | Coll::Allreduce | Coll::Scan | Coll::Exscan => ("(count, datatype)", ""),
             Coll::ReduceScatterBlock => ("(recvcount, datatype)", ""),
             Coll::ReduceScatter => ("one datatype", ""),
             _ => ("(sendcount, sendtype)", "(recvcount, recvtype)"),
@@ -606,10 +604,7 @@ mod tests {
         };
         assert_eq!(evaluate(&recs), None);
         recs[1].a.bytes = 7;
-        assert!(matches!(
-            evaluate(&recs),
-            Some(Finding::Signature { .. })
-        ));
+        assert!(matches!(evaluate(&recs), Some(Finding::Signature { .. })));
     }
 
     #[test]
@@ -652,7 +647,10 @@ mod tests {
 
     #[test]
     fn names_and_rank_lists() {
-        assert_eq!(Coll::ReduceScatterBlock.name(true), "MPI_Ireduce_scatter_block");
+        assert_eq!(
+            Coll::ReduceScatterBlock.name(true),
+            "MPI_Ireduce_scatter_block"
+        );
         assert_eq!(Coll::Bcast.name(false), "MPI_Bcast");
         assert_eq!(ranks_text(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7, 8");
     }

@@ -38,7 +38,9 @@ impl Config {
             .filter(|s| s.is_finite() && *s >= 0.0)
             .unwrap_or(60.0);
         let timeout = (secs > 0.0).then(|| Duration::from_secs_f64(secs));
-        let log = std::env::var("MPIX_CHECK_LOG").ok().filter(|s| !s.is_empty());
+        let log = std::env::var("MPIX_CHECK_LOG")
+            .ok()
+            .filter(|s| !s.is_empty());
         Config { mode, timeout, log }
     }
 }

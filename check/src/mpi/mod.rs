@@ -113,11 +113,18 @@ pub fn op_text(op: u64, commute: u64) -> String {
         let name = unsafe { std::ffi::CStr::from_ptr(mxc_op_name(op as c_int)) };
         return name.to_string_lossy().into_owned();
     }
-    let c = if commute != 0 { "commutative" } else { "non-commutative" };
+    let c = if commute != 0 {
+        "commutative"
+    } else {
+        "non-commutative"
+    };
     if op & 1 << 63 != 0 {
         format!("a user op (function identity {:#x}, {c})", op & !(1 << 63))
     } else {
-        format!("an op the checker did not see created (handle {:#x})", op & !(1 << 62))
+        format!(
+            "an op the checker did not see created (handle {:#x})",
+            op & !(1 << 62)
+        )
     }
 }
 
@@ -129,8 +136,11 @@ fn user_ops() -> &'static UserOps {
 }
 
 /// Records a user op made by `MPI_Op_create`.
-pub fn op_created(op: MPI_Op, f: *const c_void, commute: c_int) {
-    // SAFETY: dladdr on a function pointer the user gave MPI.
+///
+/// # Safety
+/// `f` is the user function MPI_Op_create was given (or null).
+pub unsafe fn op_created(op: MPI_Op, f: *const c_void, commute: c_int) {
+    // SAFETY: dladdr on a function pointer the user gave MPI (the caller's contract).
     let id = unsafe { mxc_fn_identity(f) };
     let mut ops = user_ops().lock().unwrap_or_else(|e| e.into_inner());
     ops.retain(|(h, _, _)| *h != bits(op));
@@ -196,7 +206,14 @@ pub fn state(comm: MPI_Comm) -> Option<&'static mut State> {
     let mut value: *mut c_void = std::ptr::null_mut();
     let mut flag: c_int = 0;
     // SAFETY: reads our attribute; value receives the stored pointer.
-    unsafe { PMPI_Comm_get_attr(comm, kv, &mut value as *mut *mut c_void as *mut c_void, &mut flag) };
+    unsafe {
+        PMPI_Comm_get_attr(
+            comm,
+            kv,
+            &mut value as *mut *mut c_void as *mut c_void,
+            &mut flag,
+        )
+    };
     if flag != 0 && !value.is_null() {
         // SAFETY: the value is a leaked Box<State>, alive until the
         // delete callback; one thread uses a communicator's checks at a time.
@@ -239,7 +256,14 @@ pub fn drop_state(comm: MPI_Comm) {
     let mut value: *mut c_void = std::ptr::null_mut();
     let mut flag: c_int = 0;
     // SAFETY: reads our attribute (Open MPI refuses to delete an absent one).
-    unsafe { PMPI_Comm_get_attr(comm, k, &mut value as *mut *mut c_void as *mut c_void, &mut flag) };
+    unsafe {
+        PMPI_Comm_get_attr(
+            comm,
+            k,
+            &mut value as *mut *mut c_void as *mut c_void,
+            &mut flag,
+        )
+    };
     if flag != 0 {
         // SAFETY: deletes our attribute, which runs delete_state.
         unsafe { PMPI_Comm_delete_attr(comm, k) };
@@ -406,7 +430,12 @@ pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
 
 /// Receives bytes from `source` on the private duplicate, bounded by
 /// `timeout`; None when it ran out.
-pub fn recv_bytes(dup: MPI_Comm, source: usize, tag: c_int, timeout: Option<Duration>) -> Option<Vec<u8>> {
+pub fn recv_bytes(
+    dup: MPI_Comm,
+    source: usize,
+    tag: c_int,
+    timeout: Option<Duration>,
+) -> Option<Vec<u8>> {
     let start = Instant::now();
     let mut flag: c_int = 0;
     // SAFETY: MPI_Status is plain data.

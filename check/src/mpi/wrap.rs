@@ -71,7 +71,14 @@ fn send_recv(
     }
 }
 
-fn reduction(coll: Coll, comm: MPI_Comm, sendbuf: *const c_void, count: c_int, t: Dt, op: MPI_Op) -> Call {
+fn reduction(
+    coll: Coll,
+    comm: MPI_Comm,
+    sendbuf: *const c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+) -> Call {
     Call {
         in_place: mpi::is_in_place(sendbuf),
         scount: count as i64,
@@ -133,14 +140,29 @@ pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) ->
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
-    let rc = checked!(base(Coll::CommDup, comm), PMPI_Comm_dup_with_info(comm, info, newcomm));
+pub unsafe extern "C" fn MPI_Comm_dup_with_info(
+    comm: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::CommDup, comm),
+        PMPI_Comm_dup_with_info(comm, info, newcomm)
+    );
     made(rc, newcomm)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
-    let rc = checked!(base(Coll::CommSplit, comm), PMPI_Comm_split(comm, color, key, newcomm));
+pub unsafe extern "C" fn MPI_Comm_split(
+    comm: MPI_Comm,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::CommSplit, comm),
+        PMPI_Comm_split(comm, color, key, newcomm)
+    );
     made(rc, newcomm)
 }
 
@@ -160,8 +182,15 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
-    let rc = checked!(base(Coll::CommCreate, comm), PMPI_Comm_create(comm, group, newcomm));
+pub unsafe extern "C" fn MPI_Comm_create(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::CommCreate, comm),
+        PMPI_Comm_create(comm, group, newcomm)
+    );
     made(rc, newcomm)
 }
 
@@ -184,7 +213,10 @@ pub unsafe extern "C" fn MPI_Cart_create(
         extra,
         ..base(Coll::CartCreate, comm)
     };
-    let rc = checked!(call, PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm));
+    let rc = checked!(
+        call,
+        PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm)
+    );
     made(rc, newcomm)
 }
 
@@ -199,7 +231,11 @@ pub unsafe extern "C" fn MPI_Graph_create(
 ) -> c_int {
     let n = nnodes.max(0) as usize;
     // SAFETY: index has nnodes entries, edges index[nnodes - 1].
-    let nedges = if n > 0 { unsafe { *index.add(n - 1) }.max(0) as usize } else { 0 };
+    let nedges = if n > 0 {
+        unsafe { *index.add(n - 1) }.max(0) as usize
+    } else {
+        0
+    };
     let idx = (0..n).map(|i| unsafe { *index.add(i) } as u64);
     let e = (0..nedges).map(|i| unsafe { *edges.add(i) } as u64);
     let extra = hash_words(std::iter::once(n as u64).chain(idx).chain(e));
@@ -207,7 +243,10 @@ pub unsafe extern "C" fn MPI_Graph_create(
         extra,
         ..base(Coll::GraphCreate, comm)
     };
-    let rc = checked!(call, PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm));
+    let rc = checked!(
+        call,
+        PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm)
+    );
     made(rc, newcomm)
 }
 
@@ -227,25 +266,40 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
     };
     checked!(
         call,
-        PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm)
+        PMPI_Intercomm_create(
+            local_comm,
+            local_leader,
+            peer_comm,
+            remote_leader,
+            tag,
+            newintercomm
+        )
     )
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Intercomm_merge(intercomm: MPI_Comm, high: c_int, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn MPI_Intercomm_merge(
+    intercomm: MPI_Comm,
+    high: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Intercomm_merge(intercomm, high, newcomm) };
     made(rc, newcomm)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Op_create(f: MPI_User_function, commute: c_int, op: *mut MPI_Op) -> c_int {
+pub unsafe extern "C" fn MPI_Op_create(
+    f: MPI_User_function,
+    commute: c_int,
+    op: *mut MPI_Op,
+) -> c_int {
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Op_create(f, commute, op) };
     if rc == 0 {
         let p = f.map_or(std::ptr::null(), |f| f as *const c_void);
-        // SAFETY: MPI wrote the op.
-        mpi::op_created(unsafe { *op }, p, commute);
+        // SAFETY: MPI wrote the op; p is the user's function.
+        unsafe { mpi::op_created(*op, p, commute) };
     }
     rc
 }
@@ -266,7 +320,13 @@ pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Bcast(buf: *mut c_void, count: c_int, t: Dt, root: c_int, comm: MPI_Comm) -> c_int {
+pub unsafe extern "C" fn MPI_Bcast(
+    buf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
     let call = Call {
         root,
         scount: count as i64,
@@ -289,7 +349,15 @@ pub unsafe extern "C" fn MPI_Gather(
 ) -> c_int {
     let call = Call {
         root,
-        ..send_recv(Coll::Gather, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+        ..send_recv(
+            Coll::Gather,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
     };
     checked!(
         call,
@@ -312,11 +380,21 @@ pub unsafe extern "C" fn MPI_Gatherv(
     let call = Call {
         root,
         rcounts: recvcounts,
-        ..send_recv(Coll::Gatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
+        ..send_recv(
+            Coll::Gatherv,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            0,
+            recvtype,
+        )
     };
     checked!(
         call,
-        PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
+        PMPI_Gatherv(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm
+        )
     )
 }
 
@@ -334,7 +412,15 @@ pub unsafe extern "C" fn MPI_Scatter(
     let call = Call {
         root,
         in_place: mpi::is_in_place(recvbuf),
-        ..send_recv(Coll::Scatter, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+        ..send_recv(
+            Coll::Scatter,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
     };
     checked!(
         call,
@@ -358,11 +444,21 @@ pub unsafe extern "C" fn MPI_Scatterv(
         root,
         in_place: mpi::is_in_place(recvbuf),
         scounts: sendcounts,
-        ..send_recv(Coll::Scatterv, comm, sendbuf, 0, sendtype, recvcount, recvtype)
+        ..send_recv(
+            Coll::Scatterv,
+            comm,
+            sendbuf,
+            0,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
     };
     checked!(
         call,
-        PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)
+        PMPI_Scatterv(
+            sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm
+        )
     )
 }
 
@@ -376,7 +472,15 @@ pub unsafe extern "C" fn MPI_Allgather(
     recvtype: Dt,
     comm: MPI_Comm,
 ) -> c_int {
-    let call = send_recv(Coll::Allgather, comm, sendbuf, sendcount, sendtype, recvcount, recvtype);
+    let call = send_recv(
+        Coll::Allgather,
+        comm,
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvcount,
+        recvtype,
+    );
     checked!(
         call,
         PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
@@ -396,7 +500,15 @@ pub unsafe extern "C" fn MPI_Allgatherv(
 ) -> c_int {
     let call = Call {
         rcounts: recvcounts,
-        ..send_recv(Coll::Allgatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
+        ..send_recv(
+            Coll::Allgatherv,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            0,
+            recvtype,
+        )
     };
     checked!(
         call,
@@ -414,7 +526,15 @@ pub unsafe extern "C" fn MPI_Alltoall(
     recvtype: Dt,
     comm: MPI_Comm,
 ) -> c_int {
-    let call = send_recv(Coll::Alltoall, comm, sendbuf, sendcount, sendtype, recvcount, recvtype);
+    let call = send_recv(
+        Coll::Alltoall,
+        comm,
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvcount,
+        recvtype,
+    );
     checked!(
         call,
         PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
@@ -440,7 +560,9 @@ pub unsafe extern "C" fn MPI_Alltoallv(
     };
     checked!(
         call,
-        PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
+        PMPI_Alltoallv(
+            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm
+        )
     )
 }
 
@@ -466,7 +588,9 @@ pub unsafe extern "C" fn MPI_Alltoallw(
     };
     checked!(
         call,
-        PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
+        PMPI_Alltoallw(
+            sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm
+        )
     )
 }
 
@@ -484,7 +608,10 @@ pub unsafe extern "C" fn MPI_Reduce(
         root,
         ..reduction(Coll::Reduce, comm, sendbuf, count, t, op)
     };
-    checked!(call, PMPI_Reduce(sendbuf, recvbuf, count, t, op, root, comm))
+    checked!(
+        call,
+        PMPI_Reduce(sendbuf, recvbuf, count, t, op, root, comm)
+    )
 }
 
 #[no_mangle]
@@ -513,7 +640,10 @@ pub unsafe extern "C" fn MPI_Reduce_scatter(
         rcounts: recvcounts,
         ..reduction(Coll::ReduceScatter, comm, sendbuf, 1, t, op)
     };
-    checked!(call, PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, t, op, comm))
+    checked!(
+        call,
+        PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, t, op, comm)
+    )
 }
 
 #[no_mangle]
@@ -526,7 +656,10 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(
     comm: MPI_Comm,
 ) -> c_int {
     let call = reduction(Coll::ReduceScatterBlock, comm, sendbuf, recvcount, t, op);
-    checked!(call, PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, t, op, comm))
+    checked!(
+        call,
+        PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, t, op, comm)
+    )
 }
 
 #[no_mangle]
@@ -559,7 +692,11 @@ pub unsafe extern "C" fn MPI_Exscan(
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    started!(base(Coll::Barrier, comm), request, PMPI_Ibarrier(comm, request))
+    started!(
+        base(Coll::Barrier, comm),
+        request,
+        PMPI_Ibarrier(comm, request)
+    )
 }
 
 #[no_mangle]
@@ -577,7 +714,11 @@ pub unsafe extern "C" fn MPI_Ibcast(
         stype: t,
         ..base(Coll::Bcast, comm)
     };
-    started!(call, request, PMPI_Ibcast(buf, count, t, root, comm, request))
+    started!(
+        call,
+        request,
+        PMPI_Ibcast(buf, count, t, root, comm, request)
+    )
 }
 
 #[no_mangle]
@@ -594,12 +735,22 @@ pub unsafe extern "C" fn MPI_Igather(
 ) -> c_int {
     let call = Call {
         root,
-        ..send_recv(Coll::Gather, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+        ..send_recv(
+            Coll::Gather,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
     };
     started!(
         call,
         request,
-        PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+        PMPI_Igather(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request
+        )
     )
 }
 
@@ -619,12 +770,23 @@ pub unsafe extern "C" fn MPI_Igatherv(
     let call = Call {
         root,
         rcounts: recvcounts,
-        ..send_recv(Coll::Gatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
+        ..send_recv(
+            Coll::Gatherv,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            0,
+            recvtype,
+        )
     };
     started!(
         call,
         request,
-        PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
+        PMPI_Igatherv(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+            request
+        )
     )
 }
 
@@ -643,12 +805,22 @@ pub unsafe extern "C" fn MPI_Iscatter(
     let call = Call {
         root,
         in_place: mpi::is_in_place(recvbuf),
-        ..send_recv(Coll::Scatter, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+        ..send_recv(
+            Coll::Scatter,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
     };
     started!(
         call,
         request,
-        PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+        PMPI_Iscatter(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request
+        )
     )
 }
 
@@ -669,12 +841,23 @@ pub unsafe extern "C" fn MPI_Iscatterv(
         root,
         in_place: mpi::is_in_place(recvbuf),
         scounts: sendcounts,
-        ..send_recv(Coll::Scatterv, comm, sendbuf, 0, sendtype, recvcount, recvtype)
+        ..send_recv(
+            Coll::Scatterv,
+            comm,
+            sendbuf,
+            0,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
     };
     started!(
         call,
         request,
-        PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
+        PMPI_Iscatterv(
+            sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+            request
+        )
     )
 }
 
@@ -689,7 +872,15 @@ pub unsafe extern "C" fn MPI_Iallgather(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let call = send_recv(Coll::Allgather, comm, sendbuf, sendcount, sendtype, recvcount, recvtype);
+    let call = send_recv(
+        Coll::Allgather,
+        comm,
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvcount,
+        recvtype,
+    );
     started!(
         call,
         request,
@@ -711,12 +902,22 @@ pub unsafe extern "C" fn MPI_Iallgatherv(
 ) -> c_int {
     let call = Call {
         rcounts: recvcounts,
-        ..send_recv(Coll::Allgatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
+        ..send_recv(
+            Coll::Allgatherv,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            0,
+            recvtype,
+        )
     };
     started!(
         call,
         request,
-        PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
+        PMPI_Iallgatherv(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request
+        )
     )
 }
 
@@ -731,7 +932,15 @@ pub unsafe extern "C" fn MPI_Ialltoall(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let call = send_recv(Coll::Alltoall, comm, sendbuf, sendcount, sendtype, recvcount, recvtype);
+    let call = send_recv(
+        Coll::Alltoall,
+        comm,
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvcount,
+        recvtype,
+    );
     started!(
         call,
         request,
@@ -760,7 +969,10 @@ pub unsafe extern "C" fn MPI_Ialltoallv(
     started!(
         call,
         request,
-        PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
+        PMPI_Ialltoallv(
+            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+            request
+        )
     )
 }
 
@@ -788,7 +1000,10 @@ pub unsafe extern "C" fn MPI_Ialltoallw(
     started!(
         call,
         request,
-        PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
+        PMPI_Ialltoallw(
+            sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+            request
+        )
     )
 }
 
@@ -807,7 +1022,11 @@ pub unsafe extern "C" fn MPI_Ireduce(
         root,
         ..reduction(Coll::Reduce, comm, sendbuf, count, t, op)
     };
-    started!(call, request, PMPI_Ireduce(sendbuf, recvbuf, count, t, op, root, comm, request))
+    started!(
+        call,
+        request,
+        PMPI_Ireduce(sendbuf, recvbuf, count, t, op, root, comm, request)
+    )
 }
 
 #[no_mangle]
@@ -821,7 +1040,11 @@ pub unsafe extern "C" fn MPI_Iallreduce(
     request: *mut MPI_Request,
 ) -> c_int {
     let call = reduction(Coll::Allreduce, comm, sendbuf, count, t, op);
-    started!(call, request, PMPI_Iallreduce(sendbuf, recvbuf, count, t, op, comm, request))
+    started!(
+        call,
+        request,
+        PMPI_Iallreduce(sendbuf, recvbuf, count, t, op, comm, request)
+    )
 }
 
 #[no_mangle]
@@ -874,7 +1097,11 @@ pub unsafe extern "C" fn MPI_Iscan(
     request: *mut MPI_Request,
 ) -> c_int {
     let call = reduction(Coll::Scan, comm, sendbuf, count, t, op);
-    started!(call, request, PMPI_Iscan(sendbuf, recvbuf, count, t, op, comm, request))
+    started!(
+        call,
+        request,
+        PMPI_Iscan(sendbuf, recvbuf, count, t, op, comm, request)
+    )
 }
 
 #[no_mangle]
@@ -888,7 +1115,11 @@ pub unsafe extern "C" fn MPI_Iexscan(
     request: *mut MPI_Request,
 ) -> c_int {
     let call = reduction(Coll::Exscan, comm, sendbuf, count, t, op);
-    started!(call, request, PMPI_Iexscan(sendbuf, recvbuf, count, t, op, comm, request))
+    started!(
+        call,
+        request,
+        PMPI_Iexscan(sendbuf, recvbuf, count, t, op, comm, request)
+    )
 }
 
 // ---- completion: a nonblocking collective's check completes with it ----
@@ -906,7 +1137,11 @@ pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_St
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn MPI_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
     if check::any_pending() {
         // SAFETY: the user's request.
         match check::complete(unsafe { *request }, false) {
@@ -924,7 +1159,11 @@ pub unsafe extern "C" fn MPI_Test(request: *mut MPI_Request, flag: *mut c_int, s
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
+pub unsafe extern "C" fn MPI_Waitall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
     if check::any_pending() {
         for i in 0..count.max(0) as usize {
             // SAFETY: the user's array has count requests.
@@ -1113,7 +1352,8 @@ pub unsafe extern "C" fn MPI_Testsome(
         if busy.iter().any(|&b| b) {
             let mut copy = masked(requests, &busy);
             // SAFETY: the copy has incount requests; the user's outputs.
-            let rc = unsafe { PMPI_Testsome(incount, copy.as_mut_ptr(), outcount, indices, statuses) };
+            let rc =
+                unsafe { PMPI_Testsome(incount, copy.as_mut_ptr(), outcount, indices, statuses) };
             unmask(requests, &copy, &busy);
             // SAFETY: MPI wrote outcount.
             unsafe {
