@@ -13,8 +13,6 @@ lib="$(pwd)/$target/release/libmpix_check.so"
 out="$target/check-bench"
 mkdir -p "$out"
 "$MPICC" -O2 -std=c99 -Wall -Wextra -Werror -o "$out/overhead" check/tests/c/overhead.c
-# UCX's CMA transport (process_vm_readv) fails in this VM for large messages (plain MPICH too).
-export UCX_TLS=${UCX_TLS:-^cma}
 for n in 2 4; do
     "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/overhead" plain >"$out/plain-$n.txt"
     "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" "$out/overhead" checked >"$out/checked-$n.txt"

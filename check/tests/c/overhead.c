@@ -9,7 +9,7 @@
 
 static double timed(int which, int n, MPI_Datatype t, int tcount, double *a, double *b, int size, int iters) {
     int sc[64], sd[64];
-    for (int i = 0; i < size; i++) sc[i] = tcount, sd[i] = i * n;
+    for (int i = 0; i < size; i++) sc[i] = tcount, sd[i] = i * tcount; /* in extents of t */
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int k = 0; k < iters; k++) {
