@@ -3,6 +3,7 @@
 # missing: the Rust tests (unit, integration, golden vectors, header), the
 # C tests (API, hostile inputs with leak counting, header as C99 and C++),
 # the multi-process tests under mpiexec -n 2 and -n 4, the archive demo, the
+# collective checker's tests (scripts/check-tests.sh), the
 # C tests again under AddressSanitizer/UBSan/LeakSanitizer and valgrind, the
 # cross-implementation test (each MPI reads the other's streams), the
 # mpix-marshal command's tests and the installation test (install into a
@@ -33,6 +34,8 @@ suite "MPICH: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.mpich 
     scripts/sanitize.sh target
 suite "MPICH: install, build the demo three ways, run it" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich \
     scripts/install-test.sh
+suite "MPICH: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
+    env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich bash -c 'cargo build --release -p mpix-check && scripts/check-tests.sh target'
 
 # Open MPI: target/openmpi/, reading MPICH's streams
 suite "Open MPI: cargo build" env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi cargo build --all-targets
@@ -44,6 +47,9 @@ suite "Open MPI: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.ope
     MPIEXEC_ARGS=--oversubscribe scripts/sanitize.sh target/openmpi
 suite "Open MPI: install, build the demo three ways, run it" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi \
     MPIEXEC_ARGS=--oversubscribe CARGO_TARGET_DIR=target/openmpi scripts/install-test.sh
+suite "Open MPI: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
+    env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi MPIEXEC=mpiexec.openmpi MPIEXEC_ARGS=--oversubscribe \
+    bash -c 'cargo build --release -p mpix-check && scripts/check-tests.sh target/openmpi'
 
 # MPICH reads Open MPI's streams.
 suite "MPICH reads Open MPI streams" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" MPIX_CROSS_PEER=openmpi \

@@ -1,0 +1,846 @@
+//! The checks: a call's record built from its arguments, exchanged on the
+//! private duplicate, evaluated, and on a finding the report (with, for
+//! datatypes, the other rank's type fetched marshalled to locate the first
+//! differing element).
+
+use crate::mpi::{self, State};
+use crate::record::*;
+use crate::report::{config, parse_difference, Mode, Report};
+use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
+use mpix_marshal::{HashKind, Level, Representation};
+use std::ffi::c_int;
+use std::sync::{Mutex, OnceLock};
+
+/// A (count, datatype) argument pair, when it takes part.
+type Part = Option<(i64, MPI_Datatype)>;
+
+/// A collective call's arguments, as far as the checks need them.
+pub struct Call {
+    pub coll: Coll,
+    pub nonblocking: bool,
+    pub comm: MPI_Comm,
+    pub root: c_int,
+    pub op: Option<MPI_Op>,
+    /// The buffer the standard's in-place option is given in is MPI_IN_PLACE.
+    pub in_place: bool,
+    pub scount: i64,
+    pub stype: MPI_Datatype,
+    pub rcount: i64,
+    pub rtype: MPI_Datatype,
+    pub scounts: *const c_int,
+    pub rcounts: *const c_int,
+    pub stypes: *const MPI_Datatype,
+    pub rtypes: *const MPI_Datatype,
+    pub extra: u64,
+}
+
+impl Call {
+    pub fn new(coll: Coll, comm: MPI_Comm) -> Call {
+        Call {
+            coll,
+            nonblocking: false,
+            comm,
+            root: -1,
+            op: None,
+            in_place: false,
+            scount: 0,
+            stype: mpi::byte(),
+            rcount: 0,
+            rtype: mpi::byte(),
+            scounts: std::ptr::null(),
+            rcounts: std::ptr::null(),
+            stypes: std::ptr::null(),
+            rtypes: std::ptr::null(),
+            extra: 0,
+        }
+    }
+
+    fn name(&self) -> String {
+        self.coll.name(self.nonblocking)
+    }
+
+    fn at(p: *const c_int, i: usize) -> i64 {
+        if p.is_null() {
+            0
+        } else {
+            // SAFETY: the user's array has one entry per rank (MPI requires it).
+            unsafe { *p.add(i) as i64 }
+        }
+    }
+
+    fn type_at(p: *const MPI_Datatype, i: usize) -> MPI_Datatype {
+        // SAFETY: as `at`; a null array is never read (the wrappers pass
+        // arrays wherever the call has them).
+        unsafe { *p.add(i) }
+    }
+
+    /// Side A (send) and B (receive) of a uniform call on this rank.
+    fn sides(&self, rank: usize) -> (Part, Part) {
+        let is_root = self.root >= 0 && rank == self.root as usize;
+        let send = Some((self.scount, self.stype));
+        let recv = Some((self.rcount, self.rtype));
+        match self.coll {
+            Coll::Bcast
+            | Coll::Reduce
+            | Coll::Allreduce
+            | Coll::Scan
+            | Coll::Exscan
+            | Coll::ReduceScatterBlock
+            | Coll::ReduceScatter => (send, None),
+            Coll::Gather => (
+                send.filter(|_| !(is_root && self.in_place)),
+                recv.filter(|_| is_root),
+            ),
+            Coll::Scatter => (
+                send.filter(|_| is_root),
+                recv.filter(|_| !(is_root && self.in_place)),
+            ),
+            Coll::Allgather | Coll::Alltoall => (send.filter(|_| !self.in_place), recv),
+            _ => (None, None),
+        }
+    }
+
+    /// What this rank sends to and expects from rank `j` (pairwise calls).
+    fn pair(&self, me: usize, j: usize) -> (Part, Part) {
+        let root = self.root.max(0) as usize;
+        let ip = self.in_place;
+        match self.coll {
+            Coll::Gatherv => (
+                (j == root && !(me == root && ip)).then_some((self.scount, self.stype)),
+                (me == root && !(j == me && ip)).then(|| (Call::at(self.rcounts, j), self.rtype)),
+            ),
+            Coll::Scatterv => (
+                (me == root && !(j == me && ip)).then(|| (Call::at(self.scounts, j), self.stype)),
+                (j == root && !(me == root && ip)).then_some((self.rcount, self.rtype)),
+            ),
+            Coll::Allgatherv => (
+                Some(if ip {
+                    (Call::at(self.rcounts, me), self.rtype)
+                } else {
+                    (self.scount, self.stype)
+                }),
+                Some((Call::at(self.rcounts, j), self.rtype)),
+            ),
+            Coll::Alltoallv => (
+                Some(if ip {
+                    (Call::at(self.rcounts, j), self.rtype)
+                } else {
+                    (Call::at(self.scounts, j), self.stype)
+                }),
+                Some((Call::at(self.rcounts, j), self.rtype)),
+            ),
+            Coll::Alltoallw => (
+                Some(if ip {
+                    (Call::at(self.rcounts, j), Call::type_at(self.rtypes, j))
+                } else {
+                    (Call::at(self.scounts, j), Call::type_at(self.stypes, j))
+                }),
+                Some((Call::at(self.rcounts, j), Call::type_at(self.rtypes, j))),
+            ),
+            _ => (None, None),
+        }
+    }
+
+    fn pair_names(&self) -> (&'static str, &'static str) {
+        match self.coll {
+            Coll::Gatherv => ("(sendcount, sendtype)", "(recvcounts[i], recvtype)"),
+            Coll::Scatterv => ("(sendcounts[i], sendtype)", "(recvcount, recvtype)"),
+            Coll::Allgatherv => ("(sendcount, sendtype)", "(recvcounts[i], recvtype)"),
+            Coll::Alltoallv => ("(sendcounts[i], sendtype)", "(recvcounts[i], recvtype)"),
+            _ => (
+                "(sendcounts[i], sendtypes[i])",
+                "(recvcounts[i], recvtypes[i])",
+            ),
+        }
+    }
+
+    fn record(&self, st: &State) -> Record {
+        let (a, b) = self.sides(st.rank);
+        let (op, commute) = self.op.map(mpi::op_identity).unwrap_or((0, 0));
+        Record {
+            call: self.coll as u64 | if self.nonblocking { NONBLOCKING } else { 0 },
+            seq: st.seq,
+            root: if self.coll.rooted() {
+                self.root as i64
+            } else {
+                -1
+            },
+            op,
+            commute,
+            in_place: if self.coll.in_place_all_or_none() {
+                self.in_place as u64
+            } else {
+                IN_PLACE_NA
+            },
+            a: a.map_or(Sig::NONE, |(c, t)| sig_of(c, t)),
+            b: b.map_or(Sig::NONE, |(c, t)| sig_of(c, t)),
+            extra: if self.coll == Coll::ReduceScatter {
+                hash_words((0..st.size).map(|i| Call::at(self.rcounts, i) as u64))
+            } else {
+                self.extra
+            },
+            size: st.size as u64,
+        }
+    }
+}
+
+fn packed_hash() -> u64 {
+    static H: OnceLock<u64> = OnceLock::new();
+    *H.get_or_init(|| mpix_marshal::signature_hash(mpi::packed(), HashKind::DEFAULT).unwrap_or(0))
+}
+
+/// The signature of `count` copies of `t`: O(1) in the count once the
+/// type's hash is cached on it (the library keeps it as an attribute).
+pub fn sig_of(count: i64, t: MPI_Datatype) -> Sig {
+    let kind = HashKind::DEFAULT;
+    let (Ok(h), Ok(n)) = (
+        mpix_marshal::signature_hash(t, kind),
+        mpix_marshal::signature_count(t),
+    ) else {
+        return Sig {
+            flags: DEFINED | UNKNOWN,
+            ..Sig::NONE
+        };
+    };
+    if count < 0 {
+        return Sig {
+            flags: DEFINED | UNKNOWN,
+            ..Sig::NONE
+        };
+    }
+    let k = count as u128;
+    let mut flags = DEFINED;
+    if n > 0 && h == kind.repeat((packed_hash(), 1), n) {
+        flags |= PACKED;
+    }
+    Sig {
+        hash: kind.repeat((h, n), k),
+        count: u64::try_from(n.saturating_mul(k)).unwrap_or(u64::MAX),
+        bytes: mpi::type_size(t).saturating_mul(count as u64),
+        flags,
+    }
+}
+
+/// "4 x MPI_BYTE", "1 x a derived datatype "row" (MPI_COMBINER_VECTOR)".
+pub fn describe(count: i64, t: MPI_Datatype) -> String {
+    let what = match mpix_marshal::type_tree(t) {
+        Ok(node) => match &node.kind {
+            mpix_marshal::Kind::Named(p) => p.mpi_name().to_string(),
+            _ => {
+                let name = node
+                    .name
+                    .as_ref()
+                    .map(|n| format!("\"{}\" ", String::from_utf8_lossy(n)))
+                    .unwrap_or_default();
+                format!("a derived datatype {name}({})", node.combiner().mpi_name())
+            }
+        },
+        Err(e) => format!("a datatype the checker cannot read ({e})"),
+    };
+    format!("{count} x {what}")
+}
+
+fn sig_text(count: i64, t: MPI_Datatype, s: &Sig) -> String {
+    let el = if s.count == 1 { "element" } else { "elements" };
+    format!(
+        "{}: {} {el}, {} bytes",
+        describe(count, t),
+        s.count,
+        s.bytes
+    )
+}
+
+fn sig_text_remote(s: &Sig) -> String {
+    let el = if s.count == 1 { "element" } else { "elements" };
+    format!("{} {el}, {} bytes", s.count, s.bytes)
+}
+
+/// The tag of a check's point-to-point messages on the private duplicate.
+fn tag(seq: u64) -> c_int {
+    1 + (seq % 30000) as c_int
+}
+
+/// (count, type) marshalled for another rank.
+fn pack_type(count: i64, t: MPI_Datatype) -> Vec<u8> {
+    let mut out = count.to_le_bytes().to_vec();
+    if let Ok(bytes) = mpix_marshal::marshal(Representation::External, t) {
+        out.extend_from_slice(&bytes);
+    }
+    out
+}
+
+/// Where the signatures of (ref_count, ref_type) and (count, t) first
+/// differ, as report lines naming each side.
+fn difference_lines(
+    first: (&str, i64, MPI_Datatype),
+    second: (&str, i64, MPI_Datatype),
+) -> (Vec<String>, Vec<(&'static str, String)>) {
+    let (a, a_owned) = mpi::contiguous(first.1, first.2);
+    let (b, b_owned) = mpi::contiguous(second.1, second.2);
+    let cmp = mpix_marshal::compare(a, b, Level::Signature);
+    if a_owned {
+        mpi::free_type(a);
+    }
+    if b_owned {
+        mpi::free_type(b);
+    }
+    match cmp {
+        Ok(c) if !c.is_equal() => match parse_difference(&c.explanation) {
+            Some(d) => {
+                let fields = vec![
+                    ("element", d.index.clone()),
+                    ("first_type", crate::report::json_str(&d.first)),
+                    ("second_type", crate::report::json_str(&d.second)),
+                    ("first_path", crate::report::json_str(&d.first_path)),
+                    ("second_path", crate::report::json_str(&d.second_path)),
+                ];
+                (
+                    vec![
+                        format!("first difference at element {} of the signatures:", d.index),
+                        format!("  {} has {} at {}", first.0, d.first, d.first_path),
+                        format!("  {} has {} at {}", second.0, d.second, d.second_path),
+                    ],
+                    fields,
+                )
+            }
+            None => (vec![c.explanation], vec![]),
+        },
+        Ok(_) => (
+            vec![
+                "the signatures are equal element by element: only MPI_PACKED's byte counts differ"
+                    .into(),
+            ],
+            vec![],
+        ),
+        Err(e) => (
+            vec![format!("the signatures could not be compared: {e}")],
+            vec![],
+        ),
+    }
+}
+
+/// Rebuilds a (count, type) another rank marshalled; the caller frees the
+/// type when `owned`.
+fn unpack_type(bytes: &[u8]) -> Option<(i64, MPI_Datatype, bool)> {
+    let count = i64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
+    let t = mpix_marshal::unmarshal(Representation::External, &bytes[8..]).ok()?;
+    let owned = !mpi::is_named(t);
+    Some((count, t, owned))
+}
+
+fn rank_role(call: &Call, r: usize) -> String {
+    if call.coll.rooted() && call.root >= 0 && r == call.root as usize {
+        format!("rank {r} (root)")
+    } else {
+        format!("rank {r}")
+    }
+}
+
+fn base_report(call: &Call, st: &State, kind: &'static str, summary: String) -> Report {
+    Report {
+        call: call.name(),
+        comm: mpi::comm_name(call.comm, st.size),
+        seq: st.seq,
+        rank: st.rank,
+        size: st.size,
+        kind,
+        summary,
+        details: vec![],
+        fields: vec![],
+    }
+}
+
+/// The report lines of a finding every rank sees in the records.
+fn group_lines(call: &Call, recs: &[Record], f: &Finding) -> (String, Vec<String>) {
+    let ranks = |r: &[usize]| {
+        let s = if r.len() == 1 { "rank" } else { "ranks" };
+        format!("{s} {}", ranks_text(r))
+    };
+    match f {
+        Finding::Call(g) => (
+            "the ranks are in different collective calls".into(),
+            g.iter()
+                .map(|((code, seq), r)| {
+                    let name = Coll::from_code(*code)
+                        .map(|(c, nb)| c.name(nb))
+                        .unwrap_or_else(|| format!("an unknown call ({code})"));
+                    format!("{}: {name} (call #{seq} on this communicator)", ranks(r))
+                })
+                .collect(),
+        ),
+        Finding::Root(g) => (
+            if call.coll == Coll::IntercommCreate {
+                "the ranks passed different local leaders".into()
+            } else {
+                "the ranks passed different roots".into()
+            },
+            g.iter()
+                .map(|(v, r)| format!("{}: root {v}", ranks(r)))
+                .collect(),
+        ),
+        Finding::Op(g) => (
+            "the ranks passed different ops".into(),
+            g.iter()
+                .map(|((op, c), r)| format!("{}: {}", ranks(r), mpi::op_text(*op, *c)))
+                .collect(),
+        ),
+        Finding::InPlace(g) => (
+            "MPI_IN_PLACE must be given on all ranks or on none".into(),
+            g.iter()
+                .map(|(v, r)| {
+                    let what = if *v == 1 { "MPI_IN_PLACE" } else { "a buffer" };
+                    format!("{}: {what}", ranks(r))
+                })
+                .collect(),
+        ),
+        Finding::Extra(g) => {
+            let what = call.coll.extra_name().unwrap_or("arguments");
+            (
+                format!("the ranks passed different {what}"),
+                g.iter()
+                    .map(|(v, r)| {
+                        if call.coll == Coll::IntercommCreate {
+                            format!("{}: tag {}", ranks(r), *v as i64)
+                        } else {
+                            format!("{}: {what} hashing to {v:#018x}", ranks(r))
+                        }
+                    })
+                    .collect(),
+            )
+        }
+        Finding::Signature { .. } => {
+            let _ = recs;
+            (String::new(), vec![])
+        }
+    }
+}
+
+/// Reports a finding (the ranks that print it print it) and returns
+/// whether this rank printed. Datatype findings fetch the reference
+/// rank's type, point to point on the private duplicate.
+fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
+    let me = st.rank;
+    let world = mpi::world_rank();
+    if let Finding::Signature {
+        reference,
+        differing,
+    } = f
+    {
+        let (a, b) = call.sides(me);
+        let mine = |s: Side| match s {
+            Side::A => a,
+            Side::B => b,
+        };
+        let names = call.coll.side_names();
+        let side_name = |s: Side| match s {
+            Side::A => names.0,
+            Side::B => names.1,
+        };
+        let t = tag(st.seq);
+        if reference.0 == me {
+            let mut sent = Vec::new();
+            for &(r, _) in differing {
+                if r != me && !sent.contains(&r) {
+                    sent.push(r);
+                    if let Some((c, ty)) = mine(reference.1) {
+                        mpi::send_bytes(st.dup, r, t, pack_type(c, ty));
+                    }
+                }
+            }
+        }
+        let my_sides: Vec<Side> = differing
+            .iter()
+            .filter(|d| d.0 == me)
+            .map(|d| d.1)
+            .collect();
+        if my_sides.is_empty() {
+            return;
+        }
+        let remote = if reference.0 == me {
+            mine(reference.1).map(|(c, ty)| (c, ty, false))
+        } else {
+            mpi::recv_bytes(st.dup, reference.0, t, config().timeout).and_then(|b| unpack_type(&b))
+        };
+        let refsig = recs[reference.0].sig(reference.1);
+        for s in my_sides {
+            let Some((c, ty)) = mine(s) else { continue };
+            let mysig = recs[me].sig(s);
+            let mut r = base_report(
+                call,
+                st,
+                "datatype",
+                "the type signatures do not match".into(),
+            );
+            let ref_label = format!(
+                "{} {}",
+                rank_role(call, reference.0),
+                side_name(reference.1)
+            );
+            let my_label = format!("{} {}", rank_role(call, me), side_name(s));
+            match remote {
+                Some((rc, rt, _)) => {
+                    r.details
+                        .push(format!("{ref_label} = {}", sig_text(rc, rt, &refsig)));
+                    r.details
+                        .push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
+                    let (lines, fields) = difference_lines(
+                        (&rank_role(call, reference.0), rc, rt),
+                        (&rank_role(call, me), c, ty),
+                    );
+                    r.details.extend(lines);
+                    r.fields.extend(fields);
+                }
+                None => {
+                    r.details
+                        .push(format!("{ref_label} = {}", sig_text_remote(&refsig)));
+                    r.details
+                        .push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
+                    r.details
+                        .push("(the other rank's type could not be fetched)".into());
+                }
+            }
+            r.emit(world);
+        }
+        if let Some((_, rt, true)) = remote {
+            if reference.0 != me {
+                mpi::free_type(rt);
+            }
+        }
+        return;
+    }
+    if !f.reporters().contains(&me) {
+        return;
+    }
+    let (summary, details) = group_lines(call, recs, f);
+    let mut r = base_report(call, st, f.kind(), summary);
+    r.details = details;
+    r.emit(world);
+}
+
+/// After a report: the communicator's error handler, unless in warn mode.
+fn conclude(call: &Call) -> Result<(), c_int> {
+    if config().mode == Mode::Warn {
+        return Ok(());
+    }
+    Err(mpi::raise(call.comm))
+}
+
+fn timed_out(call: &Call, st: &State, what: &str) -> Result<(), c_int> {
+    let secs = config().timeout.map_or(0.0, |t| t.as_secs_f64());
+    let mut r = base_report(
+        call,
+        st,
+        "timeout",
+        format!("no matching check from the other ranks after {secs} s ({what})"),
+    );
+    r.details.push(format!(
+        "rank {} is waiting in {} (call #{} on {}); the other ranks are in another collective call, perhaps on another communicator, or do not make this call (which ranks have not arrived cannot be known here)",
+        st.rank,
+        call.name(),
+        st.seq,
+        r.comm
+    ));
+    r.emit(mpi::world_rank());
+    conclude(call)
+}
+
+fn enabled(call: &Call) -> Option<&'static mut State> {
+    if config().mode == Mode::Off {
+        return None;
+    }
+    mpi::state(call.comm).filter(|st| !st.inter)
+}
+
+/// The check of a blocking call, before the call itself. Err(code): the
+/// code the wrapper returns instead of making the call.
+pub fn blocking(call: &Call) -> Result<(), c_int> {
+    let Some(st) = enabled(call) else {
+        return Ok(());
+    };
+    st.seq += 1;
+    let words = call.record(st).to_words();
+    let mut all = vec![0u64; WORDS * st.size];
+    // SAFETY: both buffers outlive the wait below.
+    let mut req = unsafe { mpi::iallgather(st.dup, &words, &mut all) };
+    if !mpi::wait(std::slice::from_mut(&mut req), config().timeout) {
+        timed_out(call, st, "exchanging the call's arguments")?;
+        mpi::wait(std::slice::from_mut(&mut req), None);
+    }
+    let recs: Vec<Record> = all.chunks(WORDS).map(Record::from_words).collect();
+    if let Some(f) = evaluate(&recs) {
+        report_finding(call, st, &recs, &f);
+        mpi::barrier(st.dup, config().timeout);
+        return conclude(call);
+    }
+    if call.coll.pairwise() {
+        return pairwise(call, st);
+    }
+    Ok(())
+}
+
+/// What this rank sends to each rank, as signatures in words, and what it
+/// expects from each.
+fn pair_rows(call: &Call, st: &State) -> (Vec<u64>, Vec<Sig>) {
+    let mut send = Vec::with_capacity(4 * st.size);
+    let mut expect = Vec::with_capacity(st.size);
+    for j in 0..st.size {
+        let (s, r) = call.pair(st.rank, j);
+        send.extend_from_slice(&s.map_or(Sig::NONE, |(c, t)| sig_of(c, t)).to_words());
+        expect.push(r.map_or(Sig::NONE, |(c, t)| sig_of(c, t)));
+    }
+    (send, expect)
+}
+
+/// The first rank whose incoming signature does not match what this rank
+/// expects from it.
+fn first_bad(incoming: &[u64], expect: &[Sig]) -> Option<usize> {
+    (0..expect.len()).find(|&i| {
+        let got = Sig::from_words(&incoming[4 * i..4 * i + 4]);
+        got.defined() && expect[i].defined() && !got.matches(&expect[i])
+    })
+}
+
+/// The pairwise signature check of the "v" and "w" calls: each rank gets
+/// the signature every rank sends it, compares it with what it expects,
+/// and all ranks learn which pairs differ.
+fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
+    let (send, expect) = pair_rows(call, st);
+    let mut incoming = vec![0u64; 4 * st.size];
+    // SAFETY: both buffers outlive the wait below.
+    let mut req = unsafe { mpi::ialltoall(st.dup, &send, &mut incoming, 4) };
+    if !mpi::wait(std::slice::from_mut(&mut req), config().timeout) {
+        timed_out(call, st, "exchanging signatures")?;
+        mpi::wait(std::slice::from_mut(&mut req), None);
+    }
+    let bad = first_bad(&incoming, &expect);
+    let mine = [bad.map_or(u64::MAX, |b| b as u64)];
+    let mut all = vec![0u64; st.size];
+    // SAFETY: both buffers outlive the wait below.
+    let mut req = unsafe { mpi::iallgather(st.dup, &mine, &mut all) };
+    if !mpi::wait(std::slice::from_mut(&mut req), config().timeout) {
+        timed_out(call, st, "exchanging the pairs that differ")?;
+        mpi::wait(std::slice::from_mut(&mut req), None);
+    }
+    if all.iter().all(|&b| b == u64::MAX) {
+        return Ok(());
+    }
+    let t = tag(st.seq);
+    // Senders of differing pairs send their (count, type).
+    for (j, &i) in all.iter().enumerate() {
+        if i == st.rank as u64 && j != st.rank {
+            if let (Some((c, ty)), _) = call.pair(st.rank, j) {
+                mpi::send_bytes(st.dup, j, t, pack_type(c, ty));
+            }
+        }
+    }
+    if let Some(i) = bad {
+        let got = Sig::from_words(&incoming[4 * i..4 * i + 4]);
+        report_pair(call, st, i, got, expect[i], t);
+    }
+    mpi::barrier(st.dup, config().timeout);
+    conclude(call)
+}
+
+fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int) {
+    let me = st.rank;
+    let (sname, rname) = call.pair_names();
+    let mut r = base_report(
+        call,
+        st,
+        "datatype",
+        format!("the type signatures of the data rank {i} sends to rank {me} do not match"),
+    );
+    let remote = if i == me {
+        call.pair(me, me).0.map(|(c, ty)| (c, ty, false))
+    } else if call.nonblocking {
+        None
+    } else {
+        mpi::recv_bytes(st.dup, i, t, config().timeout).and_then(|b| unpack_type(&b))
+    };
+    let sname = sname.replace("[i]", &format!("[{me}]"));
+    let rname = rname.replace("[i]", &format!("[{i}]"));
+    let (_, mine) = call.pair(me, i);
+    let Some((mc, mt)) = mine else { return };
+    match remote {
+        Some((c, ty, owned)) => {
+            r.details.push(format!(
+                "rank {i} sends {sname} = {}",
+                sig_text(c, ty, &got)
+            ));
+            r.details.push(format!(
+                "rank {me} receives {rname} = {}",
+                sig_text(mc, mt, &want)
+            ));
+            let (lines, fields) = difference_lines(
+                (&format!("rank {i}"), c, ty),
+                (&format!("rank {me}"), mc, mt),
+            );
+            r.details.extend(lines);
+            r.fields.extend(fields);
+            if owned && i != me {
+                mpi::free_type(ty);
+            }
+        }
+        None => {
+            r.details.push(format!(
+                "rank {i} sends {sname} = {}",
+                sig_text_remote(&got)
+            ));
+            r.details.push(format!(
+                "rank {me} receives {rname} = {}",
+                sig_text(mc, mt, &want)
+            ));
+        }
+    }
+    r.emit(mpi::world_rank());
+}
+
+/// A nonblocking call's check in flight: its exchanges and their buffers.
+pub struct Pending {
+    call: Call,
+    st: *mut State,
+    words: Box<[u64; WORDS]>,
+    all: Vec<u64>,
+    send: Vec<u64>,
+    expect: Vec<Sig>,
+    incoming: Vec<u64>,
+    reqs: [MPI_Request; 2],
+}
+
+// SAFETY: a Pending is used by one thread at a time (under the map's lock
+// or after removal from it); the handles it holds are plain values.
+unsafe impl Send for Pending {}
+
+type PendingMap = Mutex<Vec<(u64, Box<Pending>)>>;
+
+fn pending() -> &'static PendingMap {
+    static P: OnceLock<PendingMap> = OnceLock::new();
+    P.get_or_init(Default::default)
+}
+
+/// Whether any nonblocking check is in flight (a quick test for the
+/// Wait/Test wrappers).
+pub fn any_pending() -> bool {
+    pending().lock().map(|p| !p.is_empty()).unwrap_or(false)
+}
+
+/// Starts a nonblocking call's check: posts the exchanges (always both,
+/// the records and the pairwise signatures, so every check has the same
+/// shape) without waiting.
+pub fn start(call: Call) -> Option<Box<Pending>> {
+    let st = enabled(&call)?;
+    st.seq += 1;
+    let words = Box::new(call.record(st).to_words());
+    let (send, expect) = if call.coll.pairwise() {
+        pair_rows(&call, st)
+    } else {
+        (vec![0u64; 4 * st.size], vec![Sig::NONE; st.size])
+    };
+    let mut p = Box::new(Pending {
+        all: vec![0u64; WORDS * st.size],
+        incoming: vec![0u64; 4 * st.size],
+        call,
+        st: st as *mut State,
+        words,
+        send,
+        expect,
+        reqs: [mpi::request_null(), mpi::request_null()],
+    });
+    let Pending {
+        words,
+        all,
+        send,
+        incoming,
+        reqs,
+        ..
+    } = &mut *p;
+    // SAFETY: the buffers live in the box (heap, never moved) until the
+    // requests complete in `complete`.
+    unsafe {
+        reqs[0] = mpi::iallgather(st.dup, &words[..], all);
+        reqs[1] = mpi::ialltoall(st.dup, send, incoming, 4);
+    }
+    Some(p)
+}
+
+/// Keeps a started check under the user's request.
+pub fn attach(request: MPI_Request, p: Box<Pending>) {
+    if let Ok(mut map) = pending().lock() {
+        map.push((mpi::bits(request), p));
+    }
+}
+
+/// Completes the check of the user's request, if it has one: waits for it
+/// (`block`) or tests it. Ok(false): not complete yet (Test only).
+pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
+    let key = mpi::bits(request);
+    let mut p = {
+        let Ok(mut map) = pending().lock() else {
+            return Ok(true);
+        };
+        let Some(i) = map.iter().position(|(k, _)| *k == key) else {
+            return Ok(true);
+        };
+        map.swap_remove(i).1
+    };
+    let done = if block {
+        let ok = mpi::wait(&mut p.reqs, config().timeout);
+        if !ok {
+            // SAFETY: the state outlives its communicator's requests.
+            let st = unsafe { &*p.st };
+            let r = timed_out(&p.call, st, "exchanging the call's arguments");
+            mpi::wait(&mut p.reqs, None);
+            r?;
+        }
+        true
+    } else {
+        let mut flag: c_int = 0;
+        // SAFETY: the check's own requests.
+        unsafe {
+            mpi_sys::PMPI_Testall(
+                2,
+                p.reqs.as_mut_ptr(),
+                &mut flag,
+                mpi_sys::RSMPI_STATUSES_IGNORE,
+            )
+        };
+        flag != 0
+    };
+    if !done {
+        attach(request, p);
+        return Ok(false);
+    }
+    // SAFETY: as above.
+    let st = unsafe { &*p.st };
+    let recs: Vec<Record> = p.all.chunks(WORDS).map(Record::from_words).collect();
+    let _ = &p.words;
+    let _ = &p.send;
+    let call = &p.call;
+    if let Some(f) = evaluate(&recs) {
+        // The checked call's own sequence number, for the report.
+        let seq_now = st.seq;
+        let view = State {
+            dup: st.dup,
+            seq: recs[st.rank].seq,
+            rank: st.rank,
+            size: st.size,
+            inter: false,
+        };
+        report_finding(call, &view, &recs, &f);
+        let _ = seq_now;
+        return conclude(call).map(|_| true);
+    }
+    if let Some(i) = first_bad(&p.incoming, &p.expect) {
+        let got = Sig::from_words(&p.incoming[4 * i..4 * i + 4]);
+        let view = State {
+            dup: st.dup,
+            seq: recs[st.rank].seq,
+            rank: st.rank,
+            size: st.size,
+            inter: false,
+        };
+        report_pair(call, &view, i, got, p.expect[i], 0);
+        return conclude(call).map(|_| true);
+    }
+    Ok(true)
+}

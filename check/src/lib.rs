@@ -1,0 +1,24 @@
+//! mpix-check: a correctness library that catches inconsistent MPI
+//! collective calls, with exact diagnostics.
+//!
+//! Loaded with `LD_PRELOAD` (or linked before the MPI library), it
+//! interposes the collective calls through the MPI profiling interface and
+//! checks, before each call, that the ranks agree on the call, its root,
+//! op and `MPI_IN_PLACE` use, and that their type signatures match (by the
+//! signature hashes of mpix-marshal, O(1) per call once a type's hash is
+//! cached on it). When ranks disagree, it fetches the other rank's type,
+//! marshalled, and reports the first differing element and where it sits
+//! in each type's tree. See the README's "mpix-check" section.
+//!
+//! * `record`: the record each rank contributes and its evaluation (pure),
+//! * `check`: the checks themselves, `report`: the report and the
+//!   configuration from the environment,
+//! * `mpi`: the MPI edge (every MPI call, all of them `PMPI_`), with
+//!   `mpi::wrap`, the interposed `MPI_` functions.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod check;
+pub mod mpi;
+pub mod record;
+pub mod report;

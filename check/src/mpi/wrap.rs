@@ -1,0 +1,1369 @@
+//! The interposed MPI functions. Each one builds the call's description,
+//! runs the check (`crate::check`), and then makes the call through its
+//! `PMPI_` name; a check that fails returns the error handler's code
+//! instead (when the handler returns).
+
+#![allow(non_snake_case)]
+#![allow(clippy::missing_safety_doc)]
+#![allow(clippy::too_many_arguments)]
+
+use crate::check::{self, Call};
+use crate::mpi;
+use crate::record::{hash_words, Coll};
+use mpi_sys::*;
+use std::ffi::{c_char, c_int, c_void};
+
+type Dt = MPI_Datatype;
+
+fn run(call: Call) -> Result<(), c_int> {
+    check::blocking(&call)
+}
+
+macro_rules! checked {
+    ($call:expr, $pmpi:expr) => {{
+        if let Err(rc) = run($call) {
+            return rc;
+        }
+        // SAFETY: the user's arguments, passed on unchanged.
+        unsafe { $pmpi }
+    }};
+}
+
+/// A nonblocking call: its check started before the call, kept under the
+/// request the call returns.
+macro_rules! started {
+    ($call:expr, $request:expr, $pmpi:expr) => {{
+        let mut c = $call;
+        c.nonblocking = true;
+        let p = check::start(c);
+        // SAFETY: the user's arguments, passed on unchanged.
+        let rc = unsafe { $pmpi };
+        if let Some(p) = p {
+            if rc == 0 {
+                // SAFETY: MPI wrote the request.
+                check::attach(unsafe { *$request }, p);
+            }
+        }
+        rc
+    }};
+}
+
+fn base(coll: Coll, comm: MPI_Comm) -> Call {
+    Call::new(coll, comm)
+}
+
+fn send_recv(
+    coll: Coll,
+    comm: MPI_Comm,
+    sendbuf: *const c_void,
+    scount: c_int,
+    stype: Dt,
+    rcount: c_int,
+    rtype: Dt,
+) -> Call {
+    Call {
+        in_place: mpi::is_in_place(sendbuf),
+        scount: scount as i64,
+        stype,
+        rcount: rcount as i64,
+        rtype,
+        ..base(coll, comm)
+    }
+}
+
+fn reduction(
+    coll: Coll,
+    comm: MPI_Comm,
+    sendbuf: *const c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+) -> Call {
+    Call {
+        in_place: mpi::is_in_place(sendbuf),
+        scount: count as i64,
+        stype: t,
+        op: Some(op),
+        ..base(coll, comm)
+    }
+}
+
+// ---- initialization, communicators, ops ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Init(argc, argv) };
+    if rc == 0 {
+        mpi::state(mpi::comm_world());
+    }
+    rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Init_thread(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Init_thread(argc, argv, required, provided) };
+    if rc == 0 {
+        mpi::state(mpi::comm_world());
+    }
+    rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    mpi::drop_state(mpi::comm_world());
+    mpi::drop_state(mpi::comm_self());
+    // SAFETY: as the user asked.
+    unsafe { PMPI_Finalize() }
+}
+
+/// A new communicator gets its private duplicate now, while all its
+/// members are in the call that made it.
+fn made(rc: c_int, newcomm: *mut MPI_Comm) -> c_int {
+    if rc == 0 && !newcomm.is_null() {
+        // SAFETY: MPI wrote the new communicator.
+        mpi::state(unsafe { *newcomm });
+    }
+    rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    let rc = checked!(base(Coll::CommDup, comm), PMPI_Comm_dup(comm, newcomm));
+    made(rc, newcomm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_dup_with_info(
+    comm: MPI_Comm,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::CommDup, comm),
+        PMPI_Comm_dup_with_info(comm, info, newcomm)
+    );
+    made(rc, newcomm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split(
+    comm: MPI_Comm,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::CommSplit, comm),
+        PMPI_Comm_split(comm, color, key, newcomm)
+    );
+    made(rc, newcomm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_split_type(
+    comm: MPI_Comm,
+    split_type: c_int,
+    key: c_int,
+    info: MPI_Info,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::CommSplit, comm),
+        PMPI_Comm_split_type(comm, split_type, key, info, newcomm)
+    );
+    made(rc, newcomm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::CommCreate, comm),
+        PMPI_Comm_create(comm, group, newcomm)
+    );
+    made(rc, newcomm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_create(
+    comm: MPI_Comm,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    reorder: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let n = ndims.max(0) as usize;
+    let words = (0..n).flat_map(|i| {
+        // SAFETY: dims and periods have ndims entries.
+        unsafe { [*dims.add(i) as u64, *periods.add(i) as u64] }
+    });
+    let extra = hash_words(std::iter::once(n as u64).chain(words));
+    let call = Call {
+        extra,
+        ..base(Coll::CartCreate, comm)
+    };
+    let rc = checked!(
+        call,
+        PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm)
+    );
+    made(rc, newcomm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Graph_create(
+    comm: MPI_Comm,
+    nnodes: c_int,
+    index: *const c_int,
+    edges: *const c_int,
+    reorder: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    let n = nnodes.max(0) as usize;
+    // SAFETY: index has nnodes entries, edges index[nnodes - 1].
+    let nedges = if n > 0 {
+        unsafe { *index.add(n - 1) }.max(0) as usize
+    } else {
+        0
+    };
+    let idx = (0..n).map(|i| unsafe { *index.add(i) } as u64);
+    let e = (0..nedges).map(|i| unsafe { *edges.add(i) } as u64);
+    let extra = hash_words(std::iter::once(n as u64).chain(idx).chain(e));
+    let call = Call {
+        extra,
+        ..base(Coll::GraphCreate, comm)
+    };
+    let rc = checked!(
+        call,
+        PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm)
+    );
+    made(rc, newcomm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_create(
+    local_comm: MPI_Comm,
+    local_leader: c_int,
+    peer_comm: MPI_Comm,
+    remote_leader: c_int,
+    tag: c_int,
+    newintercomm: *mut MPI_Comm,
+) -> c_int {
+    let call = Call {
+        root: local_leader,
+        extra: tag as i64 as u64,
+        ..base(Coll::IntercommCreate, local_comm)
+    };
+    checked!(
+        call,
+        PMPI_Intercomm_create(
+            local_comm,
+            local_leader,
+            peer_comm,
+            remote_leader,
+            tag,
+            newintercomm
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_merge(
+    intercomm: MPI_Comm,
+    high: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Intercomm_merge(intercomm, high, newcomm) };
+    made(rc, newcomm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_create(
+    f: MPI_User_function,
+    commute: c_int,
+    op: *mut MPI_Op,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Op_create(f, commute, op) };
+    if rc == 0 {
+        let p = f.map_or(std::ptr::null(), |f| f as *const c_void);
+        // SAFETY: MPI wrote the op; p is the user's function.
+        unsafe { mpi::op_created(*op, p, commute) };
+    }
+    rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Op_free(op: *mut MPI_Op) -> c_int {
+    // SAFETY: the user's op.
+    mpi::op_freed(unsafe { *op });
+    // SAFETY: the user's arguments.
+    unsafe { PMPI_Op_free(op) }
+}
+
+// ---- blocking collectives ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
+    checked!(base(Coll::Barrier, comm), PMPI_Barrier(comm))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Bcast(
+    buf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        root,
+        scount: count as i64,
+        stype: t,
+        ..base(Coll::Bcast, comm)
+    };
+    checked!(call, PMPI_Bcast(buf, count, t, root, comm))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        root,
+        ..send_recv(
+            Coll::Gather,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
+    };
+    checked!(
+        call,
+        PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Gatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        root,
+        rcounts: recvcounts,
+        ..send_recv(
+            Coll::Gatherv,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            0,
+            recvtype,
+        )
+    };
+    checked!(
+        call,
+        PMPI_Gatherv(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        root,
+        in_place: mpi::is_in_place(recvbuf),
+        ..send_recv(
+            Coll::Scatter,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
+    };
+    checked!(
+        call,
+        PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        root,
+        in_place: mpi::is_in_place(recvbuf),
+        scounts: sendcounts,
+        ..send_recv(
+            Coll::Scatterv,
+            comm,
+            sendbuf,
+            0,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
+    };
+    checked!(
+        call,
+        PMPI_Scatterv(
+            sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = send_recv(
+        Coll::Allgather,
+        comm,
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvcount,
+        recvtype,
+    );
+    checked!(
+        call,
+        PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Dt,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        rcounts: recvcounts,
+        ..send_recv(
+            Coll::Allgatherv,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            0,
+            recvtype,
+        )
+    };
+    checked!(
+        call,
+        PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = send_recv(
+        Coll::Alltoall,
+        comm,
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvcount,
+        recvtype,
+    );
+    checked!(
+        call,
+        PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: Dt,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        scounts: sendcounts,
+        rcounts: recvcounts,
+        ..send_recv(Coll::Alltoallv, comm, sendbuf, 0, sendtype, 0, recvtype)
+    };
+    checked!(
+        call,
+        PMPI_Alltoallv(
+            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const Dt,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const Dt,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        in_place: mpi::is_in_place(sendbuf),
+        scounts: sendcounts,
+        rcounts: recvcounts,
+        stypes: sendtypes,
+        rtypes: recvtypes,
+        ..base(Coll::Alltoallw, comm)
+    };
+    checked!(
+        call,
+        PMPI_Alltoallw(
+            sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        root,
+        ..reduction(Coll::Reduce, comm, sendbuf, count, t, op)
+    };
+    checked!(
+        call,
+        PMPI_Reduce(sendbuf, recvbuf, count, t, op, root, comm)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Allreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = reduction(Coll::Allreduce, comm, sendbuf, count, t, op);
+    checked!(call, PMPI_Allreduce(sendbuf, recvbuf, count, t, op, comm))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = Call {
+        rcounts: recvcounts,
+        ..reduction(Coll::ReduceScatter, comm, sendbuf, 1, t, op)
+    };
+    checked!(
+        call,
+        PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, t, op, comm)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Reduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = reduction(Coll::ReduceScatterBlock, comm, sendbuf, recvcount, t, op);
+    checked!(
+        call,
+        PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, t, op, comm)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Scan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = reduction(Coll::Scan, comm, sendbuf, count, t, op);
+    checked!(call, PMPI_Scan(sendbuf, recvbuf, count, t, op, comm))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Exscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+) -> c_int {
+    let call = reduction(Coll::Exscan, comm, sendbuf, count, t, op);
+    checked!(call, PMPI_Exscan(sendbuf, recvbuf, count, t, op, comm))
+}
+
+// ---- nonblocking collectives ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    started!(
+        base(Coll::Barrier, comm),
+        request,
+        PMPI_Ibarrier(comm, request)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ibcast(
+    buf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        root,
+        scount: count as i64,
+        stype: t,
+        ..base(Coll::Bcast, comm)
+    };
+    started!(
+        call,
+        request,
+        PMPI_Ibcast(buf, count, t, root, comm, request)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Igather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        root,
+        ..send_recv(
+            Coll::Gather,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
+    };
+    started!(
+        call,
+        request,
+        PMPI_Igather(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Igatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        root,
+        rcounts: recvcounts,
+        ..send_recv(
+            Coll::Gatherv,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            0,
+            recvtype,
+        )
+    };
+    started!(
+        call,
+        request,
+        PMPI_Igatherv(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+            request
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        root,
+        in_place: mpi::is_in_place(recvbuf),
+        ..send_recv(
+            Coll::Scatter,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
+    };
+    started!(
+        call,
+        request,
+        PMPI_Iscatter(
+            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        root,
+        in_place: mpi::is_in_place(recvbuf),
+        scounts: sendcounts,
+        ..send_recv(
+            Coll::Scatterv,
+            comm,
+            sendbuf,
+            0,
+            sendtype,
+            recvcount,
+            recvtype,
+        )
+    };
+    started!(
+        call,
+        request,
+        PMPI_Iscatterv(
+            sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+            request
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = send_recv(
+        Coll::Allgather,
+        comm,
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvcount,
+        recvtype,
+    );
+    started!(
+        call,
+        request,
+        PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: Dt,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        rcounts: recvcounts,
+        ..send_recv(
+            Coll::Allgatherv,
+            comm,
+            sendbuf,
+            sendcount,
+            sendtype,
+            0,
+            recvtype,
+        )
+    };
+    started!(
+        call,
+        request,
+        PMPI_Iallgatherv(
+            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: Dt,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = send_recv(
+        Coll::Alltoall,
+        comm,
+        sendbuf,
+        sendcount,
+        sendtype,
+        recvcount,
+        recvtype,
+    );
+    started!(
+        call,
+        request,
+        PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: Dt,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: Dt,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        scounts: sendcounts,
+        rcounts: recvcounts,
+        ..send_recv(Coll::Alltoallv, comm, sendbuf, 0, sendtype, 0, recvtype)
+    };
+    started!(
+        call,
+        request,
+        PMPI_Ialltoallv(
+            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+            request
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ialltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const Dt,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const Dt,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        in_place: mpi::is_in_place(sendbuf),
+        scounts: sendcounts,
+        rcounts: recvcounts,
+        stypes: sendtypes,
+        rtypes: recvtypes,
+        ..base(Coll::Alltoallw, comm)
+    };
+    started!(
+        call,
+        request,
+        PMPI_Ialltoallw(
+            sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+            request
+        )
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        root,
+        ..reduction(Coll::Reduce, comm, sendbuf, count, t, op)
+    };
+    started!(
+        call,
+        request,
+        PMPI_Ireduce(sendbuf, recvbuf, count, t, op, root, comm, request)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iallreduce(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = reduction(Coll::Allreduce, comm, sendbuf, count, t, op);
+    started!(
+        call,
+        request,
+        PMPI_Iallreduce(sendbuf, recvbuf, count, t, op, comm, request)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce_scatter(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = Call {
+        rcounts: recvcounts,
+        ..reduction(Coll::ReduceScatter, comm, sendbuf, 1, t, op)
+    };
+    started!(
+        call,
+        request,
+        PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, t, op, comm, request)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = reduction(Coll::ReduceScatterBlock, comm, sendbuf, recvcount, t, op);
+    started!(
+        call,
+        request,
+        PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, t, op, comm, request)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = reduction(Coll::Scan, comm, sendbuf, count, t, op);
+    started!(
+        call,
+        request,
+        PMPI_Iscan(sendbuf, recvbuf, count, t, op, comm, request)
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Iexscan(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    t: Dt,
+    op: MPI_Op,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    let call = reduction(Coll::Exscan, comm, sendbuf, count, t, op);
+    started!(
+        call,
+        request,
+        PMPI_Iexscan(sendbuf, recvbuf, count, t, op, comm, request)
+    )
+}
+
+// ---- completion: a nonblocking collective's check completes with it ----
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    if check::any_pending() {
+        // SAFETY: the user's request.
+        if let Err(rc) = check::complete(unsafe { *request }, true) {
+            return rc;
+        }
+    }
+    // SAFETY: the user's arguments.
+    unsafe { PMPI_Wait(request, status) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    if check::any_pending() {
+        // SAFETY: the user's request.
+        match check::complete(unsafe { *request }, false) {
+            Err(rc) => return rc,
+            Ok(false) => {
+                // SAFETY: the user's flag.
+                unsafe { *flag = 0 };
+                return 0;
+            }
+            Ok(true) => {}
+        }
+    }
+    // SAFETY: the user's arguments.
+    unsafe { PMPI_Test(request, flag, status) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if check::any_pending() {
+        for i in 0..count.max(0) as usize {
+            // SAFETY: the user's array has count requests.
+            if let Err(rc) = check::complete(unsafe { *requests.add(i) }, true) {
+                return rc;
+            }
+        }
+    }
+    // SAFETY: the user's arguments.
+    unsafe { PMPI_Waitall(count, requests, statuses) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if check::any_pending() {
+        let mut all = true;
+        for i in 0..count.max(0) as usize {
+            // SAFETY: the user's array has count requests.
+            match check::complete(unsafe { *requests.add(i) }, false) {
+                Err(rc) => return rc,
+                Ok(done) => all &= done,
+            }
+        }
+        if !all {
+            // SAFETY: the user's flag.
+            unsafe { *flag = 0 };
+            return 0;
+        }
+    }
+    // SAFETY: the user's arguments.
+    unsafe { PMPI_Testall(count, requests, flag, statuses) }
+}
+
+/// Drives the checks of `requests` without blocking; returns which still
+/// have a check in flight.
+fn drive(count: c_int, requests: *mut MPI_Request) -> Result<Vec<bool>, c_int> {
+    (0..count.max(0) as usize)
+        .map(|i| {
+            // SAFETY: the user's array has count requests.
+            check::complete(unsafe { *requests.add(i) }, false).map(|done| !done)
+        })
+        .collect()
+}
+
+/// The user's requests with those whose check is in flight replaced by
+/// MPI_REQUEST_NULL (they cannot complete before their check).
+fn masked(requests: *mut MPI_Request, busy: &[bool]) -> Vec<MPI_Request> {
+    busy.iter()
+        .enumerate()
+        .map(|(i, &b)| {
+            if b {
+                mpi::request_null()
+            } else {
+                // SAFETY: the user's array has busy.len() requests.
+                unsafe { *requests.add(i) }
+            }
+        })
+        .collect()
+}
+
+fn unmask(requests: *mut MPI_Request, copy: &[MPI_Request], busy: &[bool]) {
+    for (i, &b) in busy.iter().enumerate() {
+        if !b {
+            // SAFETY: as in `masked`.
+            unsafe { *requests.add(i) = copy[i] };
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    loop {
+        if !check::any_pending() {
+            // SAFETY: the user's arguments.
+            return unsafe { PMPI_Waitany(count, requests, index, status) };
+        }
+        let busy = match drive(count, requests) {
+            Ok(b) => b,
+            Err(rc) => return rc,
+        };
+        if !busy.iter().any(|&b| b) {
+            // SAFETY: the user's arguments.
+            return unsafe { PMPI_Waitany(count, requests, index, status) };
+        }
+        let mut copy = masked(requests, &busy);
+        let mut flag = 0;
+        // SAFETY: the copy has count requests; the user's index and status.
+        let rc = unsafe { PMPI_Testany(count, copy.as_mut_ptr(), index, &mut flag, status) };
+        unmask(requests, &copy, &busy);
+        // SAFETY: MPI wrote the index.
+        if rc != 0 || (flag != 0 && unsafe { *index } != mpi::undefined()) {
+            return rc;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testany(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    if check::any_pending() {
+        let busy = match drive(count, requests) {
+            Ok(b) => b,
+            Err(rc) => return rc,
+        };
+        if busy.iter().any(|&b| b) {
+            let mut copy = masked(requests, &busy);
+            // SAFETY: the copy has count requests; the user's outputs.
+            let rc = unsafe { PMPI_Testany(count, copy.as_mut_ptr(), index, flag, status) };
+            unmask(requests, &copy, &busy);
+            // SAFETY: MPI wrote index and flag.
+            unsafe {
+                if rc == 0 && *flag != 0 && *index == mpi::undefined() {
+                    *flag = 0; // a request with a check in flight is still active
+                }
+            }
+            return rc;
+        }
+    }
+    // SAFETY: the user's arguments.
+    unsafe { PMPI_Testany(count, requests, index, flag, status) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Waitsome(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    loop {
+        if !check::any_pending() {
+            // SAFETY: the user's arguments.
+            return unsafe { PMPI_Waitsome(incount, requests, outcount, indices, statuses) };
+        }
+        let busy = match drive(incount, requests) {
+            Ok(b) => b,
+            Err(rc) => return rc,
+        };
+        if !busy.iter().any(|&b| b) {
+            // SAFETY: the user's arguments.
+            return unsafe { PMPI_Waitsome(incount, requests, outcount, indices, statuses) };
+        }
+        let mut copy = masked(requests, &busy);
+        // SAFETY: the copy has incount requests; the user's outputs.
+        let rc = unsafe { PMPI_Testsome(incount, copy.as_mut_ptr(), outcount, indices, statuses) };
+        unmask(requests, &copy, &busy);
+        // SAFETY: MPI wrote outcount.
+        let n = unsafe { *outcount };
+        if rc != 0 || (n > 0 && n != mpi::undefined()) {
+            return rc;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Testsome(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if check::any_pending() {
+        let busy = match drive(incount, requests) {
+            Ok(b) => b,
+            Err(rc) => return rc,
+        };
+        if busy.iter().any(|&b| b) {
+            let mut copy = masked(requests, &busy);
+            // SAFETY: the copy has incount requests; the user's outputs.
+            let rc =
+                unsafe { PMPI_Testsome(incount, copy.as_mut_ptr(), outcount, indices, statuses) };
+            unmask(requests, &copy, &busy);
+            // SAFETY: MPI wrote outcount.
+            unsafe {
+                if rc == 0 && *outcount == mpi::undefined() {
+                    *outcount = 0; // a request with a check in flight is still active
+                }
+            }
+            return rc;
+        }
+    }
+    // SAFETY: the user's arguments.
+    unsafe { PMPI_Testsome(incount, requests, outcount, indices, statuses) }
+}

@@ -1,0 +1,657 @@
+//! The record each rank contributes to a check, and the evaluation of all
+//! ranks' records: pure functions, no MPI (unit-tested below).
+
+/// A type signature as the check sees it: its hash (the library's default
+/// family), element count, size in bytes and flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sig {
+    pub hash: u64,
+    pub count: u64,
+    pub bytes: u64,
+    pub flags: u64,
+}
+
+/// The side takes part in the call.
+pub const DEFINED: u64 = 1;
+/// The signature is made of `MPI_PACKED` only: it matches any signature of
+/// the same size in bytes.
+pub const PACKED: u64 = 2;
+/// The signature could not be computed (the library refused the type):
+/// no conclusion is drawn from it.
+pub const UNKNOWN: u64 = 4;
+
+impl Sig {
+    pub const NONE: Sig = Sig {
+        hash: 0,
+        count: 0,
+        bytes: 0,
+        flags: 0,
+    };
+
+    pub fn defined(&self) -> bool {
+        self.flags & DEFINED != 0
+    }
+
+    /// Whether two defined signatures match by the standard's rules: equal
+    /// signatures (equal hash and count); `MPI_PACKED` on either side
+    /// matches anything of the same byte count. `MPI_BYTE` is a basic type
+    /// like any other, so it matches only `MPI_BYTE`.
+    pub fn matches(&self, other: &Sig) -> bool {
+        if (self.flags | other.flags) & UNKNOWN != 0 {
+            return true;
+        }
+        if self.hash == other.hash && self.count == other.count {
+            return true;
+        }
+        (self.flags | other.flags) & PACKED != 0 && self.bytes == other.bytes
+    }
+
+    pub fn to_words(self) -> [u64; 4] {
+        [self.hash, self.count, self.bytes, self.flags]
+    }
+
+    pub fn from_words(w: &[u64]) -> Sig {
+        Sig {
+            hash: w[0],
+            count: w[1],
+            bytes: w[2],
+            flags: w[3],
+        }
+    }
+}
+
+/// The collective calls the checker knows. The number is the call's code in
+/// the record; a nonblocking form adds `NONBLOCKING`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u16)]
+pub enum Coll {
+    Barrier = 1,
+    Bcast,
+    Gather,
+    Gatherv,
+    Scatter,
+    Scatterv,
+    Allgather,
+    Allgatherv,
+    Alltoall,
+    Alltoallv,
+    Alltoallw,
+    Reduce,
+    Allreduce,
+    ReduceScatter,
+    ReduceScatterBlock,
+    Scan,
+    Exscan,
+    CommDup,
+    CommCreate,
+    CommSplit,
+    CartCreate,
+    CartMap,
+    GraphCreate,
+    GraphMap,
+    IntercommCreate,
+}
+
+/// Added to a call's code for its nonblocking form.
+pub const NONBLOCKING: u64 = 0x100;
+
+/// Which rank's signature the others are compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reference {
+    /// No uniform signature.
+    None,
+    /// The root's send side (A).
+    RootA,
+    /// The root's receive side (B).
+    RootB,
+    /// The first rank's send side.
+    FirstA,
+    /// The first rank's receive side.
+    FirstB,
+}
+
+impl Coll {
+    pub const ALL: [Coll; 25] = [
+        Coll::Barrier,
+        Coll::Bcast,
+        Coll::Gather,
+        Coll::Gatherv,
+        Coll::Scatter,
+        Coll::Scatterv,
+        Coll::Allgather,
+        Coll::Allgatherv,
+        Coll::Alltoall,
+        Coll::Alltoallv,
+        Coll::Alltoallw,
+        Coll::Reduce,
+        Coll::Allreduce,
+        Coll::ReduceScatter,
+        Coll::ReduceScatterBlock,
+        Coll::Scan,
+        Coll::Exscan,
+        Coll::CommDup,
+        Coll::CommCreate,
+        Coll::CommSplit,
+        Coll::CartCreate,
+        Coll::CartMap,
+        Coll::GraphCreate,
+        Coll::GraphMap,
+        Coll::IntercommCreate,
+    ];
+
+    pub fn from_code(code: u64) -> Option<(Coll, bool)> {
+        let nb = code & NONBLOCKING != 0;
+        let base = code & !NONBLOCKING;
+        Coll::ALL
+            .iter()
+            .copied()
+            .find(|c| *c as u64 == base)
+            .map(|c| (c, nb))
+    }
+
+    /// The name after `MPI_`, as the blocking form is spelled.
+    pub fn base_name(self) -> &'static str {
+        match self {
+            Coll::Barrier => "Barrier",
+            Coll::Bcast => "Bcast",
+            Coll::Gather => "Gather",
+            Coll::Gatherv => "Gatherv",
+            Coll::Scatter => "Scatter",
+            Coll::Scatterv => "Scatterv",
+            Coll::Allgather => "Allgather",
+            Coll::Allgatherv => "Allgatherv",
+            Coll::Alltoall => "Alltoall",
+            Coll::Alltoallv => "Alltoallv",
+            Coll::Alltoallw => "Alltoallw",
+            Coll::Reduce => "Reduce",
+            Coll::Allreduce => "Allreduce",
+            Coll::ReduceScatter => "Reduce_scatter",
+            Coll::ReduceScatterBlock => "Reduce_scatter_block",
+            Coll::Scan => "Scan",
+            Coll::Exscan => "Exscan",
+            Coll::CommDup => "Comm_dup",
+            Coll::CommCreate => "Comm_create",
+            Coll::CommSplit => "Comm_split",
+            Coll::CartCreate => "Cart_create",
+            Coll::CartMap => "Cart_map",
+            Coll::GraphCreate => "Graph_create",
+            Coll::GraphMap => "Graph_map",
+            Coll::IntercommCreate => "Intercomm_create",
+        }
+    }
+
+    /// `MPI_Bcast`, or `MPI_Ibcast` for the nonblocking form.
+    pub fn name(self, nonblocking: bool) -> String {
+        let base = self.base_name();
+        if nonblocking {
+            format!("MPI_I{}{}", base[..1].to_ascii_lowercase(), &base[1..])
+        } else {
+            format!("MPI_{base}")
+        }
+    }
+
+    /// The root argument takes part (for Intercomm_create: the local leader).
+    pub fn rooted(self) -> bool {
+        matches!(
+            self,
+            Coll::Bcast
+                | Coll::Gather
+                | Coll::Gatherv
+                | Coll::Scatter
+                | Coll::Scatterv
+                | Coll::Reduce
+                | Coll::IntercommCreate
+        )
+    }
+
+    pub fn has_op(self) -> bool {
+        matches!(
+            self,
+            Coll::Reduce
+                | Coll::Allreduce
+                | Coll::ReduceScatter
+                | Coll::ReduceScatterBlock
+                | Coll::Scan
+                | Coll::Exscan
+        )
+    }
+
+    /// `MPI_IN_PLACE` must be given on all ranks or on none.
+    pub fn in_place_all_or_none(self) -> bool {
+        matches!(
+            self,
+            Coll::Allgather
+                | Coll::Allgatherv
+                | Coll::Alltoall
+                | Coll::Alltoallv
+                | Coll::Alltoallw
+                | Coll::Allreduce
+                | Coll::ReduceScatter
+                | Coll::ReduceScatterBlock
+        )
+    }
+
+    /// The signatures are checked pair by pair (the "v" and "w" forms).
+    pub fn pairwise(self) -> bool {
+        matches!(
+            self,
+            Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv | Coll::Alltoallw
+        )
+    }
+
+    pub fn reference(self) -> Reference {
+        match self {
+            Coll::Bcast | Coll::Scatter | Coll::Reduce => Reference::RootA,
+            Coll::Gather => Reference::RootB,
+            Coll::Allgather | Coll::Alltoall => Reference::FirstB,
+            Coll::Allreduce
+            | Coll::ReduceScatter
+            | Coll::ReduceScatterBlock
+            | Coll::Scan
+            | Coll::Exscan => Reference::FirstA,
+            _ => Reference::None,
+        }
+    }
+
+    /// What the arguments of side A and B are called.
+    pub fn side_names(self) -> (&'static str, &'static str) {
+        match self {
+            Coll::Bcast => ("(count, datatype)", ""),
+            Coll::Reduce | Coll::Allreduce | Coll::Scan | Coll::Exscan => ("(count, datatype)", ""),
+            Coll::ReduceScatterBlock => ("(recvcount, datatype)", ""),
+            Coll::ReduceScatter => ("one datatype", ""),
+            _ => ("(sendcount, sendtype)", "(recvcount, recvtype)"),
+        }
+    }
+
+    /// What the record's `extra` word stands for, when it must agree.
+    pub fn extra_name(self) -> Option<&'static str> {
+        match self {
+            Coll::ReduceScatter => Some("recvcounts"),
+            Coll::CartCreate | Coll::CartMap => Some("dims and periods"),
+            Coll::GraphCreate | Coll::GraphMap => Some("graph (index and edges)"),
+            Coll::IntercommCreate => Some("tag"),
+            _ => None,
+        }
+    }
+}
+
+/// Whether and how this rank used `MPI_IN_PLACE`.
+pub const IN_PLACE_NA: u64 = 2;
+
+/// One rank's record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Record {
+    pub call: u64,
+    pub seq: u64,
+    /// -1 when the call has no root.
+    pub root: i64,
+    /// 0: no op; 1..: a predefined op's index; else a user op's identity.
+    pub op: u64,
+    pub commute: u64,
+    /// 0 or 1, or `IN_PLACE_NA`.
+    pub in_place: u64,
+    pub a: Sig,
+    pub b: Sig,
+    /// A hash of array arguments that must agree (recvcounts, dims, graph),
+    /// or a scalar such as a tag.
+    pub extra: u64,
+    pub size: u64,
+}
+
+pub const WORDS: usize = 16;
+
+impl Record {
+    pub fn to_words(&self) -> [u64; WORDS] {
+        let mut w = [0u64; WORDS];
+        w[0] = self.call;
+        w[1] = self.seq;
+        w[2] = self.root as u64;
+        w[3] = self.op;
+        w[4] = self.commute;
+        w[5] = self.in_place;
+        w[6..10].copy_from_slice(&self.a.to_words());
+        w[10..14].copy_from_slice(&self.b.to_words());
+        w[14] = self.extra;
+        w[15] = self.size;
+        w
+    }
+
+    pub fn from_words(w: &[u64]) -> Record {
+        Record {
+            call: w[0],
+            seq: w[1],
+            root: w[2] as i64,
+            op: w[3],
+            commute: w[4],
+            in_place: w[5],
+            a: Sig::from_words(&w[6..10]),
+            b: Sig::from_words(&w[10..14]),
+            extra: w[14],
+            size: w[15],
+        }
+    }
+
+    pub fn coll(&self) -> Option<(Coll, bool)> {
+        Coll::from_code(self.call)
+    }
+}
+
+/// Side A (send) or B (receive) of a rank's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+impl Record {
+    pub fn sig(&self, side: Side) -> Sig {
+        match side {
+            Side::A => self.a,
+            Side::B => self.b,
+        }
+    }
+}
+
+/// The first inconsistency among the ranks' records, each kind with the
+/// ranks grouped by the value they passed (groups in order of their first
+/// rank).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finding {
+    /// Different calls (or the same call at different positions).
+    Call(Vec<((u64, u64), Vec<usize>)>),
+    Root(Vec<(i64, Vec<usize>)>),
+    /// (op, commute).
+    Op(Vec<((u64, u64), Vec<usize>)>),
+    InPlace(Vec<(u64, Vec<usize>)>),
+    Extra(Vec<(u64, Vec<usize>)>),
+    /// The reference side and every rank's side that differs from it.
+    Signature {
+        reference: (usize, Side),
+        differing: Vec<(usize, Side)>,
+    },
+}
+
+impl Finding {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Finding::Call(_) => "call",
+            Finding::Root(_) => "root",
+            Finding::Op(_) => "op",
+            Finding::InPlace(_) => "in_place",
+            Finding::Extra(_) => "argument",
+            Finding::Signature { .. } => "datatype",
+        }
+    }
+
+    /// The ranks that print the report: the first of each group, or every
+    /// rank whose signature differs.
+    pub fn reporters(&self) -> Vec<usize> {
+        fn firsts<T>(g: &[(T, Vec<usize>)]) -> Vec<usize> {
+            g.iter().map(|(_, r)| r[0]).collect()
+        }
+        let mut v = match self {
+            Finding::Call(g) => firsts(g),
+            Finding::Root(g) => firsts(g),
+            Finding::Op(g) => firsts(g),
+            Finding::InPlace(g) => firsts(g),
+            Finding::Extra(g) => firsts(g),
+            Finding::Signature { differing, .. } => differing.iter().map(|d| d.0).collect(),
+        };
+        v.dedup();
+        v
+    }
+}
+
+/// Ranks grouped by a value, groups in order of first appearance.
+pub fn group<T: PartialEq + Copy>(values: impl Iterator<Item = T>) -> Vec<(T, Vec<usize>)> {
+    let mut groups: Vec<(T, Vec<usize>)> = Vec::new();
+    for (rank, v) in values.enumerate() {
+        match groups.iter_mut().find(|(g, _)| *g == v) {
+            Some((_, ranks)) => ranks.push(rank),
+            None => groups.push((v, vec![rank])),
+        }
+    }
+    groups
+}
+
+/// The first inconsistency among all ranks' records, or None. Every rank
+/// evaluates the same records, so every rank reaches the same verdict.
+pub fn evaluate(recs: &[Record]) -> Option<Finding> {
+    let calls = group(recs.iter().map(|r| (r.call, r.seq)));
+    if calls.len() > 1 {
+        return Some(Finding::Call(calls));
+    }
+    let (coll, _) = recs.first()?.coll()?;
+    if coll.rooted() {
+        let roots = group(recs.iter().map(|r| r.root));
+        if roots.len() > 1 {
+            return Some(Finding::Root(roots));
+        }
+    }
+    if coll.has_op() {
+        let ops = group(recs.iter().map(|r| (r.op, r.commute)));
+        if ops.len() > 1 {
+            return Some(Finding::Op(ops));
+        }
+    }
+    if coll.in_place_all_or_none() {
+        let ip = group(recs.iter().map(|r| r.in_place));
+        if ip.len() > 1 {
+            return Some(Finding::InPlace(ip));
+        }
+    }
+    if coll.extra_name().is_some() {
+        let ex = group(recs.iter().map(|r| r.extra));
+        if ex.len() > 1 {
+            return Some(Finding::Extra(ex));
+        }
+    }
+    signature_finding(coll, recs)
+}
+
+fn signature_finding(coll: Coll, recs: &[Record]) -> Option<Finding> {
+    let root = usize::try_from(recs[0].root).ok();
+    let preferred = match coll.reference() {
+        Reference::None => return None,
+        Reference::RootA => root.map(|r| (r, Side::A)),
+        Reference::RootB => root.map(|r| (r, Side::B)),
+        Reference::FirstA => Some((0, Side::A)),
+        Reference::FirstB => Some((0, Side::B)),
+    };
+    let all = (0..recs.len()).flat_map(|r| [(r, Side::A), (r, Side::B)]);
+    let defined = |&(r, s): &(usize, Side)| recs.get(r).is_some_and(|x| x.sig(s).defined());
+    let reference = preferred
+        .filter(defined)
+        .or_else(|| all.clone().find(defined))?;
+    let refsig = recs[reference.0].sig(reference.1);
+    let differing: Vec<(usize, Side)> = all
+        .filter(defined)
+        .filter(|&(r, s)| !recs[r].sig(s).matches(&refsig))
+        .collect();
+    if differing.is_empty() {
+        None
+    } else {
+        Some(Finding::Signature {
+            reference,
+            differing,
+        })
+    }
+}
+
+/// "0", "1, 3" or "0-2, 5".
+pub fn ranks_text(ranks: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        if j >= i + 2 {
+            parts.push(format!("{}-{}", ranks[i], ranks[j]));
+        } else {
+            for r in &ranks[i..=j] {
+                parts.push(r.to_string());
+            }
+        }
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
+/// FNV-1a over 64-bit words: the `extra` hash of array arguments.
+pub fn hash_words(words: impl IntoIterator<Item = u64>) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for w in words {
+        for b in w.to_le_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig(hash: u64, count: u64, bytes: u64) -> Sig {
+        Sig {
+            hash,
+            count,
+            bytes,
+            flags: DEFINED,
+        }
+    }
+
+    fn rec(coll: Coll, root: i64, a: Sig, b: Sig) -> Record {
+        Record {
+            call: coll as u64,
+            seq: 1,
+            root,
+            in_place: IN_PLACE_NA,
+            a,
+            b,
+            size: 4,
+            ..Record::default()
+        }
+    }
+
+    #[test]
+    fn words_round_trip() {
+        let r = Record {
+            root: -1,
+            op: 7,
+            extra: 99,
+            ..rec(Coll::Bcast, -1, sig(1, 2, 3), Sig::NONE)
+        };
+        assert_eq!(Record::from_words(&r.to_words()), r);
+    }
+
+    #[test]
+    fn agreeing_records_are_no_finding() {
+        let s = sig(5, 1, 4);
+        let recs = vec![rec(Coll::Bcast, 0, s, Sig::NONE); 4];
+        assert_eq!(evaluate(&recs), None);
+    }
+
+    #[test]
+    fn different_calls_are_grouped() {
+        let mut recs = vec![rec(Coll::Bcast, 0, sig(5, 1, 4), Sig::NONE); 4];
+        recs[2].call = Coll::Barrier as u64;
+        let f = evaluate(&recs).unwrap();
+        assert_eq!(
+            f,
+            Finding::Call(vec![
+                ((Coll::Bcast as u64, 1), vec![0, 1, 3]),
+                ((Coll::Barrier as u64, 1), vec![2])
+            ])
+        );
+        assert_eq!(f.reporters(), vec![0, 2]);
+    }
+
+    #[test]
+    fn a_different_root_is_found_before_signatures() {
+        let mut recs = vec![rec(Coll::Bcast, 0, sig(5, 1, 4), Sig::NONE); 3];
+        recs[1].root = 1;
+        recs[1].a = sig(6, 4, 4);
+        assert_eq!(
+            evaluate(&recs),
+            Some(Finding::Root(vec![(0, vec![0, 2]), (1, vec![1])]))
+        );
+    }
+
+    #[test]
+    fn signatures_are_compared_with_the_roots() {
+        let mut recs = vec![rec(Coll::Bcast, 1, sig(5, 1, 4), Sig::NONE); 3];
+        recs[1].a = sig(6, 4, 4); // the root differs from everyone
+        assert_eq!(
+            evaluate(&recs),
+            Some(Finding::Signature {
+                reference: (1, Side::A),
+                differing: vec![(0, Side::A), (2, Side::A)]
+            })
+        );
+    }
+
+    #[test]
+    fn packed_matches_the_same_byte_count() {
+        let mut recs = vec![rec(Coll::Bcast, 0, sig(5, 2, 8), Sig::NONE); 2];
+        recs[1].a = Sig {
+            flags: DEFINED | PACKED,
+            ..sig(9, 8, 8)
+        };
+        assert_eq!(evaluate(&recs), None);
+        recs[1].a.bytes = 7;
+        assert!(matches!(evaluate(&recs), Some(Finding::Signature { .. })));
+    }
+
+    #[test]
+    fn gather_compares_sends_with_the_roots_receive_side() {
+        let s = sig(5, 1, 4);
+        let mut recs = vec![rec(Coll::Gather, 0, s, Sig::NONE); 3];
+        recs[0].b = s;
+        recs[0].a = Sig::NONE; // MPI_IN_PLACE at the root
+        assert_eq!(evaluate(&recs), None);
+        recs[2].a = sig(7, 4, 4);
+        assert_eq!(
+            evaluate(&recs),
+            Some(Finding::Signature {
+                reference: (0, Side::B),
+                differing: vec![(2, Side::A)]
+            })
+        );
+    }
+
+    #[test]
+    fn in_place_must_be_all_or_none_where_required() {
+        let mut recs = vec![rec(Coll::Allreduce, -1, sig(5, 1, 4), Sig::NONE); 2];
+        recs[0].in_place = 1;
+        recs[1].in_place = 0;
+        assert!(matches!(evaluate(&recs), Some(Finding::InPlace(_))));
+        let mut recs = vec![rec(Coll::Reduce, 0, sig(5, 1, 4), Sig::NONE); 2];
+        recs[0].in_place = 1;
+        recs[1].in_place = 0;
+        assert_eq!(evaluate(&recs), None);
+    }
+
+    #[test]
+    fn ops_differ_by_identity_and_commutativity() {
+        let mut recs = vec![rec(Coll::Allreduce, -1, sig(5, 1, 4), Sig::NONE); 2];
+        recs[0].op = 3;
+        recs[1].op = 3;
+        recs[1].commute = 1;
+        assert!(matches!(evaluate(&recs), Some(Finding::Op(_))));
+    }
+
+    #[test]
+    fn names_and_rank_lists() {
+        assert_eq!(
+            Coll::ReduceScatterBlock.name(true),
+            "MPI_Ireduce_scatter_block"
+        );
+        assert_eq!(Coll::Bcast.name(false), "MPI_Bcast");
+        assert_eq!(ranks_text(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7, 8");
+    }
+}

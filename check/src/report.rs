@@ -1,0 +1,200 @@
+//! Reports: the configuration from the environment, the text block on
+//! stderr and the JSON line of `MPIX_CHECK_LOG`.
+
+use std::io::Write;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// What happens after a report (`MPIX_CHECK`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Report, then the communicator's error handler (the default).
+    Fatal,
+    /// Report and continue (`MPIX_CHECK=warn`).
+    Warn,
+    /// No checks at all (`MPIX_CHECK=off`).
+    Off,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub mode: Mode,
+    /// `MPIX_CHECK_TIMEOUT` seconds (default 60; 0: wait forever).
+    pub timeout: Option<Duration>,
+    /// `MPIX_CHECK_LOG`: a file that gets one JSON object per finding.
+    pub log: Option<String>,
+}
+
+impl Config {
+    pub fn from_env() -> Config {
+        let mode = match std::env::var("MPIX_CHECK").unwrap_or_default().as_str() {
+            "warn" => Mode::Warn,
+            "off" | "0" | "no" => Mode::Off,
+            _ => Mode::Fatal,
+        };
+        let secs = std::env::var("MPIX_CHECK_TIMEOUT")
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or(60.0);
+        let timeout = (secs > 0.0).then(|| Duration::from_secs_f64(secs));
+        let log = std::env::var("MPIX_CHECK_LOG")
+            .ok()
+            .filter(|s| !s.is_empty());
+        Config { mode, timeout, log }
+    }
+}
+
+pub fn config() -> &'static Config {
+    static C: OnceLock<Config> = OnceLock::new();
+    C.get_or_init(Config::from_env)
+}
+
+/// One finding, as printed and logged.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub call: String,
+    pub comm: String,
+    pub seq: u64,
+    /// The reporting rank in the communicator.
+    pub rank: usize,
+    pub size: usize,
+    pub kind: &'static str,
+    pub summary: String,
+    pub details: Vec<String>,
+    /// Extra JSON fields (already-encoded values).
+    pub fields: Vec<(&'static str, String)>,
+}
+
+impl Report {
+    /// The block on stderr: every line starts with `mpix-check:`.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "mpix-check: {} on {}, call #{} there: {} (reported by rank {} of {})\n",
+            self.call, self.comm, self.seq, self.summary, self.rank, self.size
+        );
+        for d in &self.details {
+            s.push_str("mpix-check:   ");
+            s.push_str(d);
+            s.push('\n');
+        }
+        s
+    }
+
+    pub fn json(&self, world_rank: i32) -> String {
+        let mut s = format!(
+            "{{\"tool\":\"mpix-check\",\"world_rank\":{world_rank},\"rank\":{},\"size\":{},\"call\":{},\"comm\":{},\"seq\":{},\"kind\":{},\"summary\":{},\"details\":[{}]",
+            self.rank,
+            self.size,
+            json_str(&self.call),
+            json_str(&self.comm),
+            self.seq,
+            json_str(self.kind),
+            json_str(&self.summary),
+            self.details.iter().map(|d| json_str(d)).collect::<Vec<_>>().join(",")
+        );
+        for (k, v) in &self.fields {
+            s.push_str(&format!(",{}:{v}", json_str(k)));
+        }
+        s.push('}');
+        s
+    }
+
+    /// Prints the block (one write) and appends the JSON line.
+    pub fn emit(&self, world_rank: i32) {
+        let text = self.text();
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        if let Some(path) = &config().log {
+            let line = self.json(world_rank) + "\n";
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
+                let _ = f.write_all(line.as_bytes());
+            }
+        }
+    }
+}
+
+pub fn json_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The parts of the library's signature comparison ("signature level: the
+/// signatures differ at element 3: MPI_INT vs MPI_BYTE (first type: P;
+/// second type: Q)"): index, each side's basic type and path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    pub index: String,
+    pub first: String,
+    pub second: String,
+    pub first_path: String,
+    pub second_path: String,
+}
+
+pub fn parse_difference(explanation: &str) -> Option<Difference> {
+    let rest = explanation.split_once("differ at element ")?.1;
+    let (index, rest) = rest.split_once(": ")?;
+    let (types, paths) = rest.split_once(" (first type: ")?;
+    let (first, second) = types.split_once(" vs ")?;
+    let (first_path, second_path) = paths.split_once("; second type: ")?;
+    Some(Difference {
+        index: index.to_string(),
+        first: first.to_string(),
+        second: second.to_string(),
+        first_path: first_path.to_string(),
+        second_path: second_path.strip_suffix(')')?.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comparison_is_parsed_into_its_parts() {
+        let d = parse_difference(
+            "signature level: the signatures differ at element 3: MPI_INT vs MPI_BYTE (first type: root CONTIGUOUS copy 3 > MPI_INT; second type: root MPI_BYTE)",
+        )
+        .unwrap();
+        assert_eq!(d.index, "3");
+        assert_eq!(d.first, "MPI_INT");
+        assert_eq!(d.second, "MPI_BYTE");
+        assert_eq!(d.first_path, "root CONTIGUOUS copy 3 > MPI_INT");
+        assert_eq!(d.second_path, "root MPI_BYTE");
+    }
+
+    #[test]
+    fn reports_start_every_line_with_the_tool_name() {
+        let r = Report {
+            call: "MPI_Bcast".into(),
+            comm: "MPI_COMM_WORLD".into(),
+            seq: 2,
+            rank: 1,
+            size: 4,
+            kind: "root",
+            summary: "the ranks passed different roots".into(),
+            details: vec!["ranks 0, 2-3: root 0".into(), "rank 1: root 1".into()],
+            fields: vec![],
+        };
+        let t = r.text();
+        assert!(t.lines().all(|l| l.starts_with("mpix-check:")));
+        assert!(t.starts_with("mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #2 there"));
+        let j = r.json(1);
+        assert!(j.starts_with('{') && j.ends_with('}'));
+        assert!(j.contains("\"kind\":\"root\""));
+        assert_eq!(json_str("a\"b\n"), "\"a\\\"b\\n\"");
+    }
+}

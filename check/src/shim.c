@@ -1,0 +1,84 @@
+/* The checker's C shim: the MPI constants that mpi.h defines as macros
+ * (which bindgen skips), the communicator keyval whose delete callback
+ * frees the checker's state, and dladdr for user-op identities. Only
+ * PMPI_ functions are called here. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+
+void *mxc_in_place(void) { return MPI_IN_PLACE; }
+MPI_Datatype mxc_packed(void) { return MPI_PACKED; }
+MPI_Datatype mxc_byte(void) { return MPI_BYTE; }
+MPI_Datatype mxc_datatype_null(void) { return MPI_DATATYPE_NULL; }
+int mxc_root(void) { return MPI_ROOT; }
+int mxc_proc_null(void) { return MPI_PROC_NULL; }
+int mxc_err_other(void) { return MPI_ERR_OTHER; }
+int mxc_max_object_name(void) { return MPI_MAX_OBJECT_NAME; }
+int mxc_tag_ub_min(void) { return 32767; }
+
+/* Predefined ops, by index (1..): 0 means "not predefined". */
+static const char *op_names[] = {
+    "MPI_MAX",  "MPI_MIN",  "MPI_SUM",    "MPI_PROD",   "MPI_LAND",    "MPI_BAND", "MPI_LOR",
+    "MPI_BOR",  "MPI_LXOR", "MPI_BXOR",   "MPI_MAXLOC", "MPI_MINLOC",  "MPI_REPLACE",
+    "MPI_NO_OP",
+};
+
+int mxc_op_index(MPI_Op op) {
+    MPI_Op ops[] = {MPI_MAX, MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,   MPI_BAND,    MPI_LOR,
+                    MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC, MPI_REPLACE, MPI_NO_OP};
+    for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
+        if (op == ops[i])
+            return i + 1;
+    return 0;
+}
+
+const char *mxc_op_name(int index) {
+    if (index < 1 || index > (int)(sizeof op_names / sizeof op_names[0]))
+        return "a user op";
+    return op_names[index - 1];
+}
+
+int mxc_op_is_null(MPI_Op op) { return op == MPI_OP_NULL; }
+
+/* The identity of a user function that is the same in every process of
+ * one program whatever the address-space layout: FNV-1a of the file name
+ * of the object that holds it, xor its offset in that object. */
+uint64_t mxc_fn_identity(void (*fn)(void)) {
+    Dl_info info;
+    uint64_t h = 1469598103934665603ull;
+    void *p;
+    memcpy(&p, &fn, sizeof p);
+    if (!dladdr(p, &info) || !info.dli_fname)
+        return (uint64_t)(uintptr_t)p;
+    const char *name = strrchr(info.dli_fname, '/');
+    name = name ? name + 1 : info.dli_fname;
+    for (; *name; name++) {
+        h ^= (unsigned char)*name;
+        h *= 1099511628211ull;
+    }
+    return h ^ (uint64_t)((uintptr_t)p - (uintptr_t)info.dli_fbase);
+}
+
+/* The communicator keyval: never copied by MPI_Comm_dup, its delete
+ * callback hands the state to the Rust side. */
+static void (*state_delete)(void *);
+
+static int delete_fn(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    if (state_delete)
+        state_delete(value);
+    return MPI_SUCCESS;
+}
+
+int mxc_keyval_create(int *keyval, void (*del)(void *)) {
+    state_delete = del;
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, keyval, NULL);
+}
+
+/* A user op's function and commutativity, kept by MPI_Op_create. */
+typedef void (*user_fn)(void);
+user_fn mxc_cast_user_fn(MPI_User_function *f) { return (user_fn)f; }

@@ -1,0 +1,117 @@
+/* Erroneous programs for mpix-check, one per scenario (argv[1]). In each,
+ * the last rank (or rank 0) deviates; the test script asserts the report
+ * and the job's exit status. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static void sum_fn(void *in, void *inout, int *len, MPI_Datatype *t) {
+    (void)t;
+    for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+}
+static void max_fn(void *in, void *inout, int *len, MPI_Datatype *t) {
+    (void)t;
+    for (int i = 0; i < *len; i++)
+        if (((int *)in)[i] > ((int *)inout)[i]) ((int *)inout)[i] = ((int *)in)[i];
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *s = argc > 1 ? argv[1] : "";
+    int last = rank == size - 1;
+    int buf[64] = {0}, out[64] = {0};
+    int rc = MPI_SUCCESS;
+
+    if (!strcmp(s, "barrier_bcast")) { /* paper example 1 */
+        if (last) rc = MPI_Barrier(MPI_COMM_WORLD);
+        else rc = MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "int_byte")) { /* paper examples 2 and 3 */
+        if (last) rc = MPI_Bcast(buf, (int)sizeof(int), MPI_BYTE, 0, MPI_COMM_WORLD);
+        else rc = MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "root")) { /* paper examples 4 and 5 */
+        rc = MPI_Bcast(buf, 1, MPI_INT, last ? rank : 0, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "op")) {
+        rc = MPI_Allreduce(buf, out, 4, MPI_INT, last ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "user_op")) {
+        MPI_Op op;
+        MPI_Op_create(last ? max_fn : sum_fn, 1, &op);
+        rc = MPI_Reduce(buf, out, 4, MPI_INT, op, 0, MPI_COMM_WORLD);
+        MPI_Op_free(&op);
+    } else if (!strcmp(s, "in_place")) {
+        rc = MPI_Allreduce(rank == 0 ? MPI_IN_PLACE : (void *)buf, out, 4, MPI_INT, MPI_SUM,
+                           MPI_COMM_WORLD);
+    } else if (!strcmp(s, "struct")) {
+        /* struct {int, double} x 2 everywhere, struct {int, float} on the last rank */
+        MPI_Datatype t, c;
+        int bl[2] = {1, 1};
+        MPI_Aint d[2] = {0, 8};
+        MPI_Datatype ty[2] = {MPI_INT, last ? MPI_FLOAT : MPI_DOUBLE};
+        MPI_Type_create_struct(2, bl, d, ty, &t);
+        MPI_Type_contiguous(2, t, &c);
+        MPI_Type_commit(&c);
+        rc = MPI_Bcast(buf, 1, c, 0, MPI_COMM_WORLD);
+        MPI_Type_free(&c);
+        MPI_Type_free(&t);
+    } else if (!strcmp(s, "gather_count")) {
+        rc = MPI_Gather(buf, last ? 2 : 1, MPI_INT, out, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "alltoallv")) {
+        /* rank 1 expects floats from rank 0, which sends ints */
+        int sc[64], sd[64], rcn[64], rd[64];
+        for (int i = 0; i < size; i++) sc[i] = rcn[i] = 1, sd[i] = rd[i] = i;
+        MPI_Datatype rt = rank == 1 ? MPI_FLOAT : MPI_INT;
+        if (rank == 1) { /* rank 1 receives floats from everyone, so all senders to it differ: first is rank 0 */ }
+        rc = MPI_Alltoallv(buf, sc, sd, MPI_INT, out, rcn, rd, rt, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "reduce_scatter")) {
+        int counts[64];
+        for (int i = 0; i < size; i++) counts[i] = 1;
+        if (last) counts[0] = 2;
+        rc = MPI_Reduce_scatter(buf, out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "cart_dims")) {
+        int dims[2] = {size, 1}, periods[2] = {0, 0};
+        if (last) dims[0] = 1, dims[1] = size;
+        MPI_Comm cart;
+        rc = MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    } else if (!strcmp(s, "ibcast_root")) {
+        MPI_Request r;
+        MPI_Ibcast(buf, 1, MPI_INT, last ? rank : 0, MPI_COMM_WORLD, &r);
+        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else if (!strcmp(s, "two_comms")) { /* the paper's section 5 example */
+        MPI_Comm c1, c2;
+        MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &c1);
+        MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &c2);
+        MPI_Comm_set_name(c1, "comm1");
+        MPI_Comm_set_name(c2, "comm2");
+        if (rank < size / 2) {
+            MPI_Bcast(buf, 1, MPI_INT, 0, c1);
+            MPI_Bcast(buf, 1, MPI_INT, 0, c2);
+        } else {
+            MPI_Bcast(buf, 1, MPI_INT, 0, c2);
+            MPI_Bcast(buf, 1, MPI_INT, 0, c1);
+        }
+    } else if (!strcmp(s, "bcast_as_send")) {
+        if (rank == 0) MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        else MPI_Recv(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(s, "errors_return")) {
+        /* Under MPI_ERRORS_RETURN the call returns the checker's error on every rank. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        rc = MPI_Bcast(buf, 1, MPI_INT, last ? rank : 0, MPI_COMM_WORLD);
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        printf("rank %d: MPI_Bcast returned %s: %s\n", rank, rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error", msg);
+        rc = MPI_SUCCESS;
+    } else if (!strcmp(s, "warn")) {
+        /* MPIX_CHECK=warn: reported, then the (same-size) call goes ahead */
+        rc = MPI_Reduce(buf, out, 1, last ? MPI_FLOAT : MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank == 0) printf("warn: continued after the report\n");
+    } else {
+        if (rank == 0) fprintf(stderr, "unknown scenario '%s'\n", s);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (rc != MPI_SUCCESS) printf("rank %d: call returned %d\n", rank, rc);
+    MPI_Finalize();
+    return 0;
+}

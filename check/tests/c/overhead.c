@@ -1,0 +1,59 @@
+/* The checker's overhead, in the setup of the collective-checking paper's
+ * Tables 3-5: MPI_Bcast, MPI_Allreduce and MPI_Alltoallv of 1, 1K and 128K
+ * doubles (and of one derived type holding as many), mean time per call
+ * (max over ranks). Not a test: run it with and without
+ * LD_PRELOAD=libmpix_check.so (scripts/check-bench.sh does both). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static double timed(int which, int n, MPI_Datatype t, int tcount, double *a, double *b, int size, int iters) {
+    int sc[64], sd[64];
+    for (int i = 0; i < size; i++) sc[i] = tcount, sd[i] = i * tcount; /* in extents of t */
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int k = 0; k < iters; k++) {
+        if (which == 0) MPI_Bcast(a, tcount, t, 0, MPI_COMM_WORLD);
+        else if (which == 1) MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        else MPI_Alltoallv(a, sc, sd, t, b, sc, sd, t, MPI_COMM_WORLD);
+    }
+    double dt = (MPI_Wtime() - t0) / iters, mx;
+    MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return mx;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *label = argc > 1 ? argv[1] : "run";
+    int ns[3] = {1, 1024, 128 * 1024};
+    const char *names[3] = {"MPI_Bcast", "MPI_Allreduce", "MPI_Alltoallv"};
+    double *a = calloc((size_t)128 * 1024 * size, sizeof(double));
+    double *b = calloc((size_t)128 * 1024 * size, sizeof(double));
+    for (int w = 0; w < 3; w++)
+        for (int i = 0; i < 3; i++)
+            for (int derived = 0; derived < 2; derived++) {
+                if (w == 1 && derived) continue; /* a reduction needs a predefined type's op */
+                int n = ns[i];
+                MPI_Datatype t = MPI_DOUBLE;
+                int tcount = n;
+                if (derived) {
+                    MPI_Type_contiguous(n, MPI_DOUBLE, &t);
+                    MPI_Type_commit(&t);
+                    tcount = 1;
+                }
+                int iters = n == 1 ? 20000 : n == 1024 ? 5000 : 100;
+                timed(w, n, t, tcount, a, b, size, iters / 10); /* warm up */
+                double dt = timed(w, n, t, tcount, a, b, size, iters);
+                if (rank == 0)
+                    printf("%s %s n=%d %-7s %d ranks: %.3f us\n", label, names[w], n,
+                           derived ? "derived" : "double", size, dt * 1e6);
+                if (derived) MPI_Type_free(&t);
+            }
+    free(a);
+    free(b);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Tests of mpix-check (check/): builds the C test programs of
+# check/tests/c with $MPICC and runs them under $MPIEXEC -n 2 and -n 4 with
+# the checker preloaded. Each erroneous scenario must make the job fail (or,
+# where stated, return the error / continue) and print the report lines
+# asserted below; the correct programs must print no report and the same
+# results as without the checker.
+# Usage: scripts/check-tests.sh TARGET_DIR   (the cargo target dir of a
+# release build of the workspace for that MPI)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+target=${1:-target}
+MPICC=${MPICC:-mpicc}
+MPIEXEC=${MPIEXEC:-mpiexec}
+read -ra mpiexec_args <<<"${MPIEXEC_ARGS:-}"
+lib="$(pwd)/$target/release/libmpix_check.so"
+out="$target/check-tests"
+mkdir -p "$out"
+passed=0
+failed=0
+fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -f "$2" ] && tail -n 20 "$2"; }
+
+[ -f "$lib" ] || { echo "no $lib: build with cargo build --release first"; exit 1; }
+for p in errors correct; do
+    "$MPICC" -std=c99 -Wall -Wextra -Werror -o "$out/$p" "check/tests/c/$p.c" || exit 1
+done
+
+# run NAME N EXPECT_EXIT(fail|ok) ENV... -- ARGS ; then the patterns on stdin (one per line)
+scenario() {
+    local name=$1 n=$2 expect=$3; shift 3
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    local log="$out/$name-$n.log"
+    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_TIMEOUT=3 \
+        MPIX_CHECK_LOG="$out/$name-$n.json" "${envs[@]}" "$out/errors" "$@" >"$log" 2>&1
+    local rc=$?
+    if [ "$expect" = fail ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ]; }; then fail "$name -n $n: exit $rc, expected the job to fail" "$log"; return; fi
+    if [ "$expect" = ok ] && [ $rc -ne 0 ]; then fail "$name -n $n: exit $rc, expected 0" "$log"; return; fi
+    local pat
+    while IFS= read -r pat; do
+        [ -z "$pat" ] && continue
+        if ! grep -qF -- "$pat" "$log"; then fail "$name -n $n: no line with '$pat'" "$log"; return; fi
+    done
+    if ! grep -q '"tool":"mpix-check"' "$out/$name-$n.json" 2>/dev/null; then
+        fail "$name -n $n: no JSON line in MPIX_CHECK_LOG" "$log"; return
+    fi
+    passed=$((passed + 1)); echo "ok   $name -n $n"
+}
+
+rm -f "$out"/*.json
+for n in 2 4; do
+    l=$((n - 1))
+    if [ "$n" = 2 ]; then others="rank 0"; else others="ranks 0-$((n - 2))"; fi
+    scenario paper1-barrier-vs-bcast "$n" fail -- barrier_bcast <<EOF2
+on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
+mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
+mpix-check:   rank $l: MPI_Barrier (call #1 on this communicator)
+EOF2
+    scenario paper2-int-vs-byte "$n" fail -- int_byte <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
+rank 0 (root) (count, datatype) = 1 x MPI_INT: 1 element, 4 bytes
+rank $l (count, datatype) = 4 x MPI_BYTE: 4 elements, 4 bytes
+first difference at element 0 of the signatures:
+rank 0 (root) has MPI_INT at root MPI_INT
+rank $l has MPI_BYTE at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_BYTE
+EOF2
+    scenario paper4-root "$n" fail -- root <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
+mpix-check:   $others: root 0
+mpix-check:   rank $l: root $l
+EOF2
+    scenario op "$n" fail -- op <<EOF2
+mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #1 there: the ranks passed different ops
+mpix-check:   $others: MPI_SUM
+mpix-check:   rank $l: MPI_MAX
+EOF2
+    scenario user-op "$n" fail -- user_op <<EOF2
+mpix-check: MPI_Reduce on MPI_COMM_WORLD, call #1 there: the ranks passed different ops
+mpix-check:   $others: a user op (function identity
+mpix-check:   rank $l: a user op (function identity
+EOF2
+    scenario in-place "$n" fail -- in_place <<EOF2
+mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #1 there: MPI_IN_PLACE must be given on all ranks or on none
+mpix-check:   rank 0: MPI_IN_PLACE
+EOF2
+    scenario struct-path "$n" fail -- struct <<EOF2
+the type signatures do not match (reported by rank $l of $n)
+first difference at element 1 of the signatures:
+rank 0 (root) has MPI_DOUBLE at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE
+rank $l has MPI_FLOAT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_FLOAT
+EOF2
+    scenario gather-count "$n" fail -- gather_count <<EOF2
+mpix-check: MPI_Gather on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
+rank 0 (root) (recvcount, recvtype) = 1 x MPI_INT: 1 element, 4 bytes
+rank $l (sendcount, sendtype) = 2 x MPI_INT: 2 elements, 8 bytes
+first difference at element 1 of the signatures:
+EOF2
+    scenario alltoallv-pair "$n" fail -- alltoallv <<EOF2
+mpix-check: MPI_Alltoallv on MPI_COMM_WORLD, call #1 there: the type signatures of the data rank 0 sends to rank 1 do not match (reported by rank 1 of $n)
+rank 0 sends (sendcounts[1], sendtype) = 1 x MPI_INT: 1 element, 4 bytes
+rank 1 receives (recvcounts[0], recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
+rank 0 has MPI_INT at root MPI_INT
+rank 1 has MPI_FLOAT at root MPI_FLOAT
+EOF2
+    scenario reduce-scatter-counts "$n" fail -- reduce_scatter <<EOF2
+mpix-check: MPI_Reduce_scatter on MPI_COMM_WORLD, call #1 there: the ranks passed different recvcounts
+EOF2
+    scenario cart-dims "$n" fail -- cart_dims <<EOF2
+mpix-check: MPI_Cart_create on MPI_COMM_WORLD, call #1 there: the ranks passed different dims and periods
+EOF2
+    scenario ibcast-root "$n" fail -- ibcast_root <<EOF2
+mpix-check: MPI_Ibcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
+mpix-check:   rank $l: root $l
+EOF2
+    scenario timeout-two-comms "$n" fail -- two_comms <<EOF2
+on comm1, call #1 there: no matching check from the other ranks after 3 s
+is waiting in MPI_Bcast (call #1 on comm1)
+EOF2
+    scenario timeout-bcast-as-send "$n" fail -- bcast_as_send <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: no matching check from the other ranks after 3 s
+rank 0 is waiting in MPI_Bcast (call #1 on MPI_COMM_WORLD)
+EOF2
+    scenario errors-return "$n" ok -- errors_return <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
+rank 0: MPI_Bcast returned an error: mpix-check: inconsistent collective call
+rank $l: MPI_Bcast returned an error: mpix-check: inconsistent collective call
+EOF2
+    scenario warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
+mpix-check: MPI_Reduce on MPI_COMM_WORLD, call #1 there: the type signatures do not match
+warn: continued after the report
+EOF2
+
+    # The false-positive suite: no report, and the same results with and without the checker.
+    plain="$out/correct-plain-$n.log"
+    checked="$out/correct-checked-$n.log"
+    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/correct" >"$plain" 2>&1
+    rc1=$?
+    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_TIMEOUT=20 "$out/correct" >"$checked" 2>&1
+    rc2=$?
+    if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
+        fail "correct -n $n: exit $rc1 without the checker, $rc2 with it" "$checked"
+    elif grep -q "mpix-check" "$checked"; then
+        fail "correct -n $n: a report on a correct program" "$checked"
+    elif ! grep -q "^correct: checksum" "$checked" || ! diff <(grep "^correct:" "$plain") <(grep "^correct:" "$checked") >/dev/null; then
+        fail "correct -n $n: results differ with the checker" "$checked"
+    else
+        passed=$((passed + 1)); echo "ok   correct -n $n (no report, same results: $(grep '^correct:' "$checked"))"
+    fi
+done
+echo "mpix-check tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
