@@ -30,7 +30,8 @@ lib=$prefix/lib
 soname=$(readelf -d "$lib/libmpix_marshal.so.$version" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ "$soname" = "libmpix_marshal.so.0" ] || fail "soname is '$soname'"
 for f in lib/libmpix_marshal.a include/mpix_marshal.h bin/mpix-marshal lib/pkgconfig/mpix-marshal.pc \
-    lib/cmake/MpixMarshal/MpixMarshalConfig.cmake share/man/man1/mpix-marshal.1 share/doc/mpix-marshal/help.txt; do
+    lib/cmake/MpixMarshal/MpixMarshalConfig.cmake share/man/man1/mpix-marshal.1 share/doc/mpix-marshal/help.txt \
+    lib/libmpix_check.so; do
     [ -f "$prefix/$f" ] || fail "$f is not installed"
 done
 grep -q "mpix-marshal draw" "$prefix/share/doc/mpix-marshal/help.txt" || fail "help.txt lacks draw's help"

@@ -5,6 +5,7 @@
 #   PREFIX/lib/libmpix_marshal.so.0.1.0, .so.0 (the soname), .so, and .a
 #   PREFIX/include/mpix_marshal.h
 #   PREFIX/bin/mpix-marshal
+#   PREFIX/lib/libmpix_check.so                  the collective checker (LD_PRELOAD it)
 #   PREFIX/lib/pkgconfig/mpix-marshal.pc        pkg-config --cflags --libs mpix-marshal
 #   PREFIX/lib/cmake/MpixMarshal/               find_package(MpixMarshal): MpixMarshal::mpix_marshal
 #   PREFIX/share/man/man1/mpix-marshal.1        and share/doc/mpix-marshal/help.txt (every --help)
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
         --prefix) prefix=$2; shift 2 ;;
         --prefix=*) prefix=${1#--prefix=}; shift ;;
         --no-build) build=0; shift ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -59,6 +60,11 @@ ln -sf "libmpix_marshal.so.$major" "$lib/libmpix_marshal.so"
 install -m 644 "$rel/libmpix_marshal.a" "$lib/libmpix_marshal.a"
 install -m 644 include/*.h "$prefix/include/"
 install -m 755 "$rel/mpix-marshal" "$prefix/bin/mpix-marshal"
+# The collective checker (check/), a profiling-interface library that is
+# preloaded or linked before MPI, never linked against by name.
+if [ -f "$rel/libmpix_check.so" ]; then
+    install -m 755 "$rel/libmpix_check.so" "$lib/libmpix_check.so"
+fi
 
 sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPI@|$mpi|g" -e "s|@MPICC@|$MPICC|g" \
     scripts/install/mpix-marshal.pc.in > "$lib/pkgconfig/mpix-marshal.pc"
