@@ -24,6 +24,7 @@ fn main() {
     // libmpix_marshal.so.0 -> libmpix_marshal.so.0.x.y (scripts/install.sh).
     let major = env::var("CARGO_PKG_VERSION_MAJOR").unwrap_or_else(|_| "0".into());
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmpix_marshal.so.{major}");
+    soname_link(&major);
 
     cc::Build::new()
         .compiler(&mpicc)
@@ -32,4 +33,22 @@ fn main() {
         .extra_warnings(true)
         .flag_if_supported("-Werror")
         .compile("mpix_marshal_shim");
+}
+
+/// Programs linked against the build tree's library (scripts/c-tests.sh,
+/// scripts/demo.sh) load it by its soname: a link of that name beside it in
+/// the profile directory (OUT_DIR is PROFILE/build/PKG-HASH/out).
+fn soname_link(major: &str) {
+    let Some(out) = env::var_os("OUT_DIR") else {
+        return;
+    };
+    let Some(profile) = std::path::Path::new(&out).ancestors().nth(3) else {
+        return;
+    };
+    let link = profile.join(format!("libmpix_marshal.so.{major}"));
+    if std::fs::symlink_metadata(&link).is_err() {
+        if let Err(e) = std::os::unix::fs::symlink("libmpix_marshal.so", &link) {
+            println!("cargo:warning=could not link {}: {e}", link.display());
+        }
+    }
 }
