@@ -91,7 +91,7 @@ impl<'a> Attrs<'a> {
     }
 
     /// The attributes, owned (the tree's form).
-    pub fn to_vec(&self) -> Vec<Attribute> {
+    pub fn to_vec(self) -> Vec<Attribute> {
         self.iter()
             .map(|(name, value)| Attribute {
                 name: name.to_vec(),
