@@ -62,6 +62,15 @@ impl Combiner {
         Combiner::ALL.get(i).copied()
     }
 
+    /// A predefined type in MPI's sense (named or F90 parameterized):
+    /// never freed, no name or attributes of its own.
+    pub fn is_predefined(self) -> bool {
+        matches!(
+            self,
+            Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer
+        )
+    }
+
     pub fn code(self) -> u32 {
         self as u32
     }

@@ -188,13 +188,7 @@ impl Node {
 
     /// Predefined in MPI's sense: never freed, carries no name of its own.
     pub fn is_predefined(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::Named(_)
-                | Kind::F90Real { .. }
-                | Kind::F90Complex { .. }
-                | Kind::F90Integer { .. }
-        )
+        self.combiner().is_predefined()
     }
 
     /// The child nodes, in stream order.

@@ -223,13 +223,6 @@ struct Writer<'a> {
     hashing: bool,
 }
 
-fn is_predefined(c: Combiner) -> bool {
-    matches!(
-        c,
-        Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer
-    )
-}
-
 impl Writer<'_> {
     /// Writes one node and its subtree; returns whether `t` is derived.
     fn node(&mut self, t: Datatype, depth: usize) -> Result<bool> {
@@ -277,7 +270,7 @@ impl Writer<'_> {
         }
         c.types.clear();
         self.scratch.pool[depth] = c;
-        result.map(|()| !is_predefined(combiner))
+        result.map(|()| !combiner.is_predefined())
     }
 
     fn derived(
@@ -314,7 +307,7 @@ impl Writer<'_> {
         }
         let only_child = (c.types.len() == 1).then(|| c.types[0]);
         let head_at = self.out.len() - self.start;
-        if is_predefined(combiner) {
+        if combiner.is_predefined() {
             self.put_u32(word); // F90 types carry no name or attributes
         } else {
             self.put_head(t, word, depth, only_child)?;

@@ -410,12 +410,10 @@ pub fn contents_owned(
 /// Whether a handle get_contents returned is the caller's to free: every
 /// one but a predefined type's (named or F90).
 pub fn is_derived(t: Datatype) -> bool {
-    let local = local();
     match envelope(t) {
-        Ok(env) => !matches!(
-            local.combiner(env.combiner),
-            Some(Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer)
-        ),
+        Ok(env) => !local()
+            .combiner(env.combiner)
+            .is_some_and(Combiner::is_predefined),
         Err(_) => false,
     }
 }
