@@ -3,12 +3,15 @@
 //! datatypes, the other rank's type fetched marshalled to locate the first
 //! differing element).
 
+use crate::digest::{self, Digest};
 use crate::mpi::{self, State};
 use crate::record::*;
 use crate::report::{config, parse_difference, Mode, Report};
+use crate::watchdog::{self, Phase, Waiting};
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use mpix_marshal::{HashKind, Level, Representation};
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// A (count, datatype) argument pair, when it takes part.
@@ -189,36 +192,55 @@ fn packed_hash() -> u64 {
     *H.get_or_init(|| mpix_marshal::signature_hash(mpi::packed(), HashKind::DEFAULT).unwrap_or(0))
 }
 
-/// The signature of `count` copies of `t`: O(1) in the count once the
-/// type's hash is cached on it (the library keeps it as an attribute).
+/// A type's signature facts, looked up once per call: its hash, element
+/// count and size (O(1) once the library has cached the hash on the type).
+#[derive(Debug, Clone, Copy)]
+pub struct TypeSig {
+    /// None: the library could not read the type.
+    hash: Option<(u64, u128)>,
+    bytes: u64,
+    packed: bool,
+}
+
+impl TypeSig {
+    pub fn of(t: MPI_Datatype) -> TypeSig {
+        let kind = HashKind::DEFAULT;
+        let hash = match (
+            mpix_marshal::signature_hash(t, kind),
+            mpix_marshal::signature_count(t),
+        ) {
+            (Ok(h), Ok(n)) => Some((h, n)),
+            _ => None,
+        };
+        let packed = hash.is_some_and(|(h, n)| n > 0 && h == kind.repeat((packed_hash(), 1), n));
+        TypeSig {
+            hash,
+            bytes: mpi::type_size(t),
+            packed,
+        }
+    }
+
+    /// The signature of `count` copies: O(log count) at most.
+    pub fn times(&self, count: i64) -> Sig {
+        let (Some((h, n)), Ok(k)) = (self.hash, u64::try_from(count)) else {
+            return Sig {
+                flags: DEFINED | UNKNOWN,
+                ..Sig::NONE
+            };
+        };
+        let k = k as u128;
+        Sig {
+            hash: HashKind::DEFAULT.repeat((h, n), k),
+            count: u64::try_from(n.saturating_mul(k)).unwrap_or(u64::MAX),
+            bytes: self.bytes.saturating_mul(k as u64),
+            flags: DEFINED | if self.packed { PACKED } else { 0 },
+        }
+    }
+}
+
+/// The signature of `count` copies of `t`.
 pub fn sig_of(count: i64, t: MPI_Datatype) -> Sig {
-    let kind = HashKind::DEFAULT;
-    let (Ok(h), Ok(n)) = (
-        mpix_marshal::signature_hash(t, kind),
-        mpix_marshal::signature_count(t),
-    ) else {
-        return Sig {
-            flags: DEFINED | UNKNOWN,
-            ..Sig::NONE
-        };
-    };
-    if count < 0 {
-        return Sig {
-            flags: DEFINED | UNKNOWN,
-            ..Sig::NONE
-        };
-    }
-    let k = count as u128;
-    let mut flags = DEFINED;
-    if n > 0 && h == kind.repeat((packed_hash(), 1), n) {
-        flags |= PACKED;
-    }
-    Sig {
-        hash: kind.repeat((h, n), k),
-        count: u64::try_from(n.saturating_mul(k)).unwrap_or(u64::MAX),
-        bytes: mpi::type_size(t).saturating_mul(count as u64),
-        flags,
-    }
+    TypeSig::of(t).times(count)
 }
 
 /// "4 x MPI_BYTE", "1 x a derived datatype "row" (MPI_COMBINER_VECTOR)".
@@ -253,11 +275,6 @@ fn sig_text(count: i64, t: MPI_Datatype, s: &Sig) -> String {
 fn sig_text_remote(s: &Sig) -> String {
     let el = if s.count == 1 { "element" } else { "elements" };
     format!("{} {el}, {} bytes", s.count, s.bytes)
-}
-
-/// The tag of a check's point-to-point messages on the private duplicate.
-fn tag(seq: u64) -> c_int {
-    1 + (seq % 30000) as c_int
 }
 
 /// (count, type) marshalled for another rank.
@@ -436,7 +453,7 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
             Side::A => names.0,
             Side::B => names.1,
         };
-        let t = tag(st.seq);
+        let t = tag(st.seq, Phase::Type);
         if reference.0 == me {
             let mut sent = Vec::new();
             for &(r, _) in differing {
@@ -459,7 +476,8 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
         let remote = if reference.0 == me {
             mine(reference.1).map(|(c, ty)| (c, ty, false))
         } else {
-            mpi::recv_bytes(st.dup, reference.0, t, config().timeout).and_then(|b| unpack_type(&b))
+            watchdog::phase(Phase::Type);
+            mpi::recv_bytes(st.dup, reference.0, t).and_then(|b| unpack_type(&b))
         };
         let refsig = recs[reference.0].sig(reference.1);
         for s in my_sides {
@@ -525,30 +543,54 @@ fn conclude(call: &Call) -> Result<(), c_int> {
     Err(mpi::raise(call.comm))
 }
 
-fn timed_out(call: &Call, st: &State, what: &str) -> Result<(), c_int> {
-    let secs = config().timeout.map_or(0.0, |t| t.as_secs_f64());
-    let mut r = base_report(
-        call,
-        st,
-        "timeout",
-        format!("no matching check from the other ranks after {secs} s ({what})"),
-    );
-    r.details.push(format!(
-        "rank {} is waiting in {} (call #{} on {}); the other ranks are in another collective call, perhaps on another communicator, or do not make this call (which ranks have not arrived cannot be known here)",
-        st.rank,
-        call.name(),
-        st.seq,
-        r.comm
-    ));
-    r.emit(mpi::world_rank());
-    conclude(call)
-}
-
 fn enabled(call: &Call) -> Option<&'static mut State> {
     if config().mode == Mode::Off {
         return None;
     }
     mpi::state(call.comm).filter(|st| !st.inter)
+}
+
+/// The watchdog's mark while this rank waits in the check of `call`.
+fn arm(call: &Call, st: &State, phase: Phase) -> Option<watchdog::Guard> {
+    watchdog::arm(Waiting {
+        call: call.coll as u64 | if call.nonblocking { NONBLOCKING } else { 0 },
+        seq: st.seq,
+        comm: st.comm,
+        rank: st.rank,
+        size: st.size,
+        phase,
+    })
+}
+
+/// The check's own MPI exchange failed: no conclusion is drawn, the user's
+/// call goes ahead, and the first such failure is said once.
+fn exchange_failed(call: &Call, rc: c_int) -> Result<(), c_int> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!(
+            "mpix-check: the check of {} could not exchange its data (MPI error {rc}); calls whose exchange fails go unchecked",
+            call.name()
+        )
+    });
+    Ok(())
+}
+
+/// One rank's digest of a call (the fast path's contribution).
+fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
+    let mut b = digest::Builder::new(rec);
+    if call.coll.pairwise() {
+        let mut sigs = Sigs::default();
+        for j in 0..st.size {
+            let (s, r) = call.pair(st.rank, j);
+            if let Some((c, t)) = s {
+                b.pair(st.rank, j, sigs.of(c, t), true);
+            }
+            if let Some((c, t)) = r {
+                b.pair(j, st.rank, sigs.of(c, t), false);
+            }
+        }
+    }
+    b.finish()
 }
 
 /// The check of a blocking call, before the call itself. Err(code): the
@@ -558,18 +600,46 @@ pub fn blocking(call: &Call) -> Result<(), c_int> {
         return Ok(());
     };
     st.seq += 1;
-    let words = call.record(st).to_words();
-    let mut all = vec![0u64; WORDS * st.size];
-    // SAFETY: both buffers outlive the wait below.
-    let mut req = unsafe { mpi::iallgather(st.dup, &words, &mut all) };
-    if !mpi::wait(std::slice::from_mut(&mut req), config().timeout) {
-        timed_out(call, st, "exchanging the call's arguments")?;
-        mpi::wait(std::slice::from_mut(&mut req), None);
+    let rec = call.record(st);
+    let mine = digest_of(call, st, &rec);
+    let reduced = {
+        let _w = arm(call, st, Phase::Arguments);
+        mpi::allreduce_digest(st.dup, &mine)
+    };
+    match reduced {
+        Ok(r) if digest::consistent(&r) => Ok(()),
+        Ok(_) => slow(call, st, &rec),
+        Err(rc) => exchange_failed(call, rc),
     }
+}
+
+/// The tags of the slow path's messages on the private duplicate: one
+/// per phase of one check (the fast path is collective and uses none).
+fn tag(seq: u64, phase: Phase) -> c_int {
+    1 + ((seq % 6000) * 5) as c_int + phase as c_int
+}
+
+/// The slow path, taken by every rank when the digests disagree: the full
+/// records, then the pairs of a "v"/"w" call; a finding is reported. A
+/// disagreement the exact rules accept (`MPI_PACKED`) ends here with none.
+fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
+    let _w = arm(call, st, Phase::Records);
+    let words = rec.to_words();
+    let all = match mpi::exchange(
+        st.dup,
+        tag(st.seq, Phase::Records),
+        st.rank,
+        st.size,
+        WORDS,
+        |_| words.to_vec(),
+    ) {
+        Ok(a) => a,
+        Err(rc) => return exchange_failed(call, rc),
+    };
     let recs: Vec<Record> = all.chunks(WORDS).map(Record::from_words).collect();
     if let Some(f) = evaluate(&recs) {
         report_finding(call, st, &recs, &f);
-        mpi::barrier(st.dup, config().timeout);
+        settle(call, st);
         return conclude(call);
     }
     if call.coll.pairwise() {
@@ -578,15 +648,51 @@ pub fn blocking(call: &Call) -> Result<(), c_int> {
     Ok(())
 }
 
+/// Every rank has printed before any rank's error handler may end the job.
+fn settle(call: &Call, st: &State) {
+    watchdog::phase(Phase::Report);
+    let _ = mpi::exchange(
+        st.dup,
+        tag(st.seq, Phase::Report),
+        st.rank,
+        st.size,
+        0,
+        |_| vec![],
+    );
+    let _ = call;
+}
+
+/// The signatures of one call's (count, type) pairs, each type's hash
+/// looked up once.
+#[derive(Default)]
+struct Sigs {
+    last: Option<(MPI_Datatype, TypeSig)>,
+}
+
+impl Sigs {
+    fn of(&mut self, count: i64, t: MPI_Datatype) -> Sig {
+        match &self.last {
+            Some((lt, ts)) if mpi::bits(*lt) == mpi::bits(t) => ts.times(count),
+            _ => {
+                let ts = TypeSig::of(t);
+                let s = ts.times(count);
+                self.last = Some((t, ts));
+                s
+            }
+        }
+    }
+}
+
 /// What this rank sends to each rank, as signatures in words, and what it
 /// expects from each.
 fn pair_rows(call: &Call, st: &State) -> (Vec<u64>, Vec<Sig>) {
+    let mut sigs = Sigs::default();
     let mut send = Vec::with_capacity(4 * st.size);
     let mut expect = Vec::with_capacity(st.size);
     for j in 0..st.size {
         let (s, r) = call.pair(st.rank, j);
-        send.extend_from_slice(&s.map_or(Sig::NONE, |(c, t)| sig_of(c, t)).to_words());
-        expect.push(r.map_or(Sig::NONE, |(c, t)| sig_of(c, t)));
+        send.extend_from_slice(&s.map_or(Sig::NONE, |(c, t)| sigs.of(c, t)).to_words());
+        expect.push(r.map_or(Sig::NONE, |(c, t)| sigs.of(c, t)));
     }
     (send, expect)
 }
@@ -600,31 +706,41 @@ fn first_bad(incoming: &[u64], expect: &[Sig]) -> Option<usize> {
     })
 }
 
-/// The pairwise signature check of the "v" and "w" calls: each rank gets
-/// the signature every rank sends it, compares it with what it expects,
-/// and all ranks learn which pairs differ.
+/// The pairwise signature check of the "v" and "w" calls (slow path):
+/// each rank gets the signature every rank sends it, compares it with what
+/// it expects, and all ranks learn which pairs differ.
 fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
     let (send, expect) = pair_rows(call, st);
-    let mut incoming = vec![0u64; 4 * st.size];
-    // SAFETY: both buffers outlive the wait below.
-    let mut req = unsafe { mpi::ialltoall(st.dup, &send, &mut incoming, 4) };
-    if !mpi::wait(std::slice::from_mut(&mut req), config().timeout) {
-        timed_out(call, st, "exchanging signatures")?;
-        mpi::wait(std::slice::from_mut(&mut req), None);
-    }
+    watchdog::phase(Phase::Signatures);
+    let incoming = match mpi::exchange(
+        st.dup,
+        tag(st.seq, Phase::Signatures),
+        st.rank,
+        st.size,
+        4,
+        |j| send[4 * j..4 * j + 4].to_vec(),
+    ) {
+        Ok(v) => v,
+        Err(rc) => return exchange_failed(call, rc),
+    };
     let bad = first_bad(&incoming, &expect);
-    let mine = [bad.map_or(u64::MAX, |b| b as u64)];
-    let mut all = vec![0u64; st.size];
-    // SAFETY: both buffers outlive the wait below.
-    let mut req = unsafe { mpi::iallgather(st.dup, &mine, &mut all) };
-    if !mpi::wait(std::slice::from_mut(&mut req), config().timeout) {
-        timed_out(call, st, "exchanging the pairs that differ")?;
-        mpi::wait(std::slice::from_mut(&mut req), None);
-    }
+    let mine = bad.map_or(u64::MAX, |b| b as u64);
+    watchdog::phase(Phase::Pairs);
+    let all = match mpi::exchange(
+        st.dup,
+        tag(st.seq, Phase::Pairs),
+        st.rank,
+        st.size,
+        1,
+        |_| vec![mine],
+    ) {
+        Ok(v) => v,
+        Err(rc) => return exchange_failed(call, rc),
+    };
     if all.iter().all(|&b| b == u64::MAX) {
         return Ok(());
     }
-    let t = tag(st.seq);
+    let t = tag(st.seq, Phase::Type);
     // Senders of differing pairs send their (count, type).
     for (j, &i) in all.iter().enumerate() {
         if i == st.rank as u64 && j != st.rank {
@@ -637,7 +753,7 @@ fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
         let got = Sig::from_words(&incoming[4 * i..4 * i + 4]);
         report_pair(call, st, i, got, expect[i], t);
     }
-    mpi::barrier(st.dup, config().timeout);
+    settle(call, st);
     conclude(call)
 }
 
@@ -652,10 +768,9 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
     );
     let remote = if i == me {
         call.pair(me, me).0.map(|(c, ty)| (c, ty, false))
-    } else if call.nonblocking {
-        None
     } else {
-        mpi::recv_bytes(st.dup, i, t, config().timeout).and_then(|b| unpack_type(&b))
+        watchdog::phase(Phase::Type);
+        mpi::recv_bytes(st.dup, i, t).and_then(|b| unpack_type(&b))
     };
     let sname = sname.replace("[i]", &format!("[{me}]"));
     let rname = rname.replace("[i]", &format!("[{i}]"));
@@ -690,21 +805,23 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
                 "rank {me} receives {rname} = {}",
                 sig_text(mc, mt, &want)
             ));
+            r.details
+                .push("(the other rank's type could not be fetched)".into());
         }
     }
     r.emit(mpi::world_rank());
 }
 
-/// A nonblocking call's check in flight: its exchanges and their buffers.
+/// A nonblocking call's check in flight: its reduction and the record the
+/// slow path needs if the reduction disagrees.
 pub struct Pending {
     call: Call,
     st: *mut State,
-    words: Box<[u64; WORDS]>,
-    all: Vec<u64>,
-    send: Vec<u64>,
-    expect: Vec<Sig>,
-    incoming: Vec<u64>,
-    reqs: [MPI_Request; 2],
+    seq: u64,
+    rec: Record,
+    mine: Box<Digest>,
+    reduced: Box<Digest>,
+    req: MPI_Request,
 }
 
 // SAFETY: a Pending is used by one thread at a time (under the map's lock
@@ -718,47 +835,39 @@ fn pending() -> &'static PendingMap {
     P.get_or_init(Default::default)
 }
 
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
 /// Whether any nonblocking check is in flight (a quick test for the
-/// Wait/Test wrappers).
+/// Wait/Test wrappers: one atomic load).
 pub fn any_pending() -> bool {
-    pending().lock().map(|p| !p.is_empty()).unwrap_or(false)
+    PENDING.load(Ordering::Acquire) != 0
 }
 
-/// Starts a nonblocking call's check: posts the exchanges (always both,
-/// the records and the pairwise signatures, so every check has the same
-/// shape) without waiting.
+/// Starts a nonblocking call's check: posts its reduction without waiting.
 pub fn start(call: Call) -> Option<Box<Pending>> {
     let st = enabled(&call)?;
     st.seq += 1;
-    let words = Box::new(call.record(st).to_words());
-    let (send, expect) = if call.coll.pairwise() {
-        pair_rows(&call, st)
-    } else {
-        (vec![0u64; 4 * st.size], vec![Sig::NONE; st.size])
-    };
+    let rec = call.record(st);
     let mut p = Box::new(Pending {
-        all: vec![0u64; WORDS * st.size],
-        incoming: vec![0u64; 4 * st.size],
+        mine: Box::new(digest_of(&call, st, &rec)),
+        reduced: Box::new([0; digest::WORDS]),
         call,
         st: st as *mut State,
-        words,
-        send,
-        expect,
-        reqs: [mpi::request_null(), mpi::request_null()],
+        seq: st.seq,
+        rec,
+        req: mpi::request_null(),
     });
     let Pending {
-        words,
-        all,
-        send,
-        incoming,
-        reqs,
-        ..
+        mine, reduced, req, ..
     } = &mut *p;
-    // SAFETY: the buffers live in the box (heap, never moved) until the
-    // requests complete in `complete`.
-    unsafe {
-        reqs[0] = mpi::iallgather(st.dup, &words[..], all);
-        reqs[1] = mpi::ialltoall(st.dup, send, incoming, 4);
+    // SAFETY: both digests are boxed (heap, never moved) and live until
+    // the request completes in `complete`.
+    match unsafe { mpi::iallreduce_digest(st.dup, mine, reduced) } {
+        Ok(r) => *req = r,
+        Err(rc) => {
+            let _ = exchange_failed(&p.call, rc);
+            return None;
+        }
     }
     Some(p)
 }
@@ -767,6 +876,7 @@ pub fn start(call: Call) -> Option<Box<Pending>> {
 pub fn attach(request: MPI_Request, p: Box<Pending>) {
     if let Ok(mut map) = pending().lock() {
         map.push((mpi::bits(request), p));
+        PENDING.store(map.len(), Ordering::Release);
     }
 }
 
@@ -781,66 +891,34 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
         let Some(i) = map.iter().position(|(k, _)| *k == key) else {
             return Ok(true);
         };
-        map.swap_remove(i).1
+        let p = map.swap_remove(i).1;
+        PENDING.store(map.len(), Ordering::Release);
+        p
+    };
+    // SAFETY: the state outlives its communicator's requests.
+    let st = unsafe { &*p.st };
+    // The checked call's own sequence number, for the reports.
+    let view = State {
+        dup: st.dup,
+        seq: p.seq,
+        rank: st.rank,
+        size: st.size,
+        inter: false,
+        comm: st.comm,
     };
     let done = if block {
-        let ok = mpi::wait(&mut p.reqs, config().timeout);
-        if !ok {
-            // SAFETY: the state outlives its communicator's requests.
-            let st = unsafe { &*p.st };
-            let r = timed_out(&p.call, st, "exchanging the call's arguments");
-            mpi::wait(&mut p.reqs, None);
-            r?;
-        }
-        true
+        let _w = arm(&p.call, &view, Phase::Arguments);
+        mpi::wait_request(&mut p.req).map(|_| true)
     } else {
-        let mut flag: c_int = 0;
-        // SAFETY: the check's own requests.
-        unsafe {
-            mpi_sys::PMPI_Testall(
-                2,
-                p.reqs.as_mut_ptr(),
-                &mut flag,
-                mpi_sys::RSMPI_STATUSES_IGNORE,
-            )
-        };
-        flag != 0
+        mpi::test_request(&mut p.req)
     };
-    if !done {
-        attach(request, p);
-        return Ok(false);
+    match done {
+        Err(rc) => exchange_failed(&p.call, rc).map(|_| true),
+        Ok(false) => {
+            attach(request, p);
+            Ok(false)
+        }
+        Ok(true) if digest::consistent(&p.reduced) => Ok(true),
+        Ok(true) => slow(&p.call, &view, &p.rec).map(|_| true),
     }
-    // SAFETY: as above.
-    let st = unsafe { &*p.st };
-    let recs: Vec<Record> = p.all.chunks(WORDS).map(Record::from_words).collect();
-    let _ = &p.words;
-    let _ = &p.send;
-    let call = &p.call;
-    if let Some(f) = evaluate(&recs) {
-        // The checked call's own sequence number, for the report.
-        let seq_now = st.seq;
-        let view = State {
-            dup: st.dup,
-            seq: recs[st.rank].seq,
-            rank: st.rank,
-            size: st.size,
-            inter: false,
-        };
-        report_finding(call, &view, &recs, &f);
-        let _ = seq_now;
-        return conclude(call).map(|_| true);
-    }
-    if let Some(i) = first_bad(&p.incoming, &p.expect) {
-        let got = Sig::from_words(&p.incoming[4 * i..4 * i + 4]);
-        let view = State {
-            dup: st.dup,
-            seq: recs[st.rank].seq,
-            rank: st.rank,
-            size: st.size,
-            inter: false,
-        };
-        report_pair(call, &view, i, got, p.expect[i], 0);
-        return conclude(call).map(|_| true);
-    }
-    Ok(true)
 }

@@ -10,15 +10,19 @@
 //! marshalled, and reports the first differing element and where it sits
 //! in each type's tree. See the README's "mpix-check" section.
 //!
-//! * `record`: the record each rank contributes and its evaluation (pure),
+//! * `digest`: the fast path's one reduction per call (pure),
+//! * `record`: the record each rank contributes on the slow path and its
+//!   evaluation (pure),
 //! * `check`: the checks themselves, `report`: the report and the
-//!   configuration from the environment,
+//!   configuration from the environment, `watchdog`: hangs become reports,
 //! * `mpi`: the MPI edge (every MPI call, all of them `PMPI_`), with
 //!   `mpi::wrap`, the interposed `MPI_` functions.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod check;
+pub mod digest;
 pub mod mpi;
 pub mod record;
 pub mod report;
+pub mod watchdog;

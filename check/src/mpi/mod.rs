@@ -9,10 +9,11 @@
 
 pub mod wrap;
 
+use crate::digest;
+use crate::watchdog;
 use mpi_sys::*;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 extern "C" {
     fn mxc_in_place() -> *mut c_void;
@@ -161,6 +162,8 @@ pub struct State {
     pub rank: usize,
     pub size: usize,
     pub inter: bool,
+    /// The user communicator's handle bits (its name's key for the watchdog).
+    pub comm: u64,
 }
 
 static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -172,6 +175,7 @@ extern "C" fn delete_state(value: *mut c_void) {
     // SAFETY: every attribute value of the keyval is a Box<State> leaked
     // by `state`, and MPI calls this once per value.
     let mut st = unsafe { Box::from_raw(value as *mut State) };
+    watchdog::forget_name(st.comm);
     if !st.inter {
         // SAFETY: the duplicate is the checker's own.
         unsafe { PMPI_Comm_free(&mut st.dup) };
@@ -240,7 +244,9 @@ pub fn state(comm: MPI_Comm) -> Option<&'static mut State> {
         rank: rank as usize,
         size: size as usize,
         inter: inter != 0,
+        comm: bits(comm),
     }));
+    watchdog::set_name(bits(comm), comm_name(comm, size as usize));
     // SAFETY: attaches the state; MPI calls delete_state when comm is freed.
     unsafe { PMPI_Comm_set_attr(comm, kv, st as *mut c_void) };
     // SAFETY: st was just leaked and is owned by the attribute.
@@ -288,6 +294,21 @@ pub fn comm_name(comm: MPI_Comm, size: usize) -> String {
     }
 }
 
+/// Keeps the watchdog's copy of a communicator's name current.
+pub fn renamed(comm: MPI_Comm) {
+    let (mut size, mut inter) = (0, 0);
+    // SAFETY: plain queries of a valid communicator.
+    unsafe {
+        PMPI_Comm_test_inter(comm, &mut inter);
+        if inter != 0 {
+            PMPI_Comm_remote_size(comm, &mut size);
+        } else {
+            PMPI_Comm_size(comm, &mut size);
+        }
+    }
+    watchdog::set_name(bits(comm), comm_name(comm, size.max(0) as usize));
+}
+
 /// The checker's error code (its own class, with its own string).
 pub fn error_code() -> c_int {
     static CODE: AtomicI32 = AtomicI32::new(0);
@@ -322,90 +343,202 @@ pub fn raise(comm: MPI_Comm) -> c_int {
     code
 }
 
-/// Waits for `reqs` to complete, for at most `timeout` (None: forever).
-/// False when the time ran out (the requests stay active).
-pub fn wait(reqs: &mut [MPI_Request], timeout: Option<Duration>) -> bool {
-    let start = Instant::now();
-    let mut spins = 0u64;
-    loop {
-        let mut flag: c_int = 0;
-        // SAFETY: the requests are the checker's own, active or null.
+/// The digest's datatype (one whole digest: MPI never splits it between
+/// calls of the operation) and operation, made at the first check.
+fn digest_type_op() -> Result<(MPI_Datatype, MPI_Op), c_int> {
+    static TYPE_OP: std::sync::OnceLock<Result<(u64, u64), c_int>> = std::sync::OnceLock::new();
+    let made = TYPE_OP.get_or_init(|| {
+        let mut t = std::mem::MaybeUninit::<MPI_Datatype>::zeroed();
+        let mut op = std::mem::MaybeUninit::<MPI_Op>::zeroed();
+        // SAFETY: makes and commits a contiguous type of predefined words
+        // and creates an op on a function of the right signature.
         unsafe {
-            PMPI_Testall(
-                reqs.len() as c_int,
-                reqs.as_mut_ptr(),
-                &mut flag,
-                RSMPI_STATUSES_IGNORE,
-            )
-        };
-        if flag != 0 {
-            return true;
+            ok(PMPI_Type_contiguous(
+                digest::WORDS as c_int,
+                RSMPI_UINT64_T,
+                t.as_mut_ptr(),
+            ))?;
+            ok(PMPI_Type_commit(t.as_mut_ptr()))?;
+            ok(PMPI_Op_create(Some(combine_digests), 1, op.as_mut_ptr()))?;
+            Ok((bits(t.assume_init()), bits(op.assume_init())))
         }
-        spins += 1;
-        if spins % 64 == 0 {
-            if timeout.is_some_and(|t| start.elapsed() >= t) {
-                return false;
-            }
-            if spins > 4096 {
-                std::thread::yield_now();
-            }
+    });
+    let (t, op) = (*made)?;
+    Ok((from_bits(t), from_bits(op)))
+}
+
+/// A handle back from its bits (the inverse of `bits`).
+fn from_bits<T: Copy>(b: u64) -> T {
+    let mut out = std::mem::MaybeUninit::<T>::zeroed();
+    let n = std::mem::size_of::<T>().min(8);
+    // SAFETY: T is a plain handle of at most 8 bytes, all of them written.
+    unsafe {
+        std::ptr::copy_nonoverlapping(b.to_ne_bytes().as_ptr(), out.as_mut_ptr() as *mut u8, n);
+        out.assume_init()
+    }
+}
+
+fn ok(rc: c_int) -> Result<(), c_int> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(rc)
+    }
+}
+
+unsafe extern "C" fn combine_digests(
+    input: *mut c_void,
+    inout: *mut c_void,
+    len: *mut c_int,
+    _t: *mut MPI_Datatype,
+) {
+    // SAFETY: MPI passes `len` digests (elements of the digest type) in
+    // each buffer, suitably aligned as the user buffers of the check were.
+    unsafe {
+        let n = (*len).max(0) as usize;
+        let a = std::slice::from_raw_parts(input as *const digest::Digest, n);
+        let b = std::slice::from_raw_parts_mut(inout as *mut digest::Digest, n);
+        for (x, acc) in a.iter().zip(b.iter_mut()) {
+            digest::combine(x, acc);
         }
     }
 }
 
-/// Posts the allgather of one record per rank on the private duplicate.
+/// The fast path's one collective: every rank's digest reduced.
+pub fn allreduce_digest(dup: MPI_Comm, mine: &digest::Digest) -> Result<digest::Digest, c_int> {
+    let (t, op) = digest_type_op()?;
+    let mut out = [0u64; digest::WORDS];
+    // SAFETY: both buffers hold one digest.
+    ok(unsafe {
+        PMPI_Allreduce(
+            mine.as_ptr() as *const c_void,
+            out.as_mut_ptr() as *mut c_void,
+            1,
+            t,
+            op,
+            dup,
+        )
+    })?;
+    Ok(out)
+}
+
+/// The same, posted (a nonblocking collective's check).
 ///
 /// # Safety
-/// `send` and `recv` stay alive and unmoved until the request completes;
-/// `recv` holds size × `send.len()` words.
-pub unsafe fn iallgather(dup: MPI_Comm, send: &[u64], recv: &mut [u64]) -> MPI_Request {
+/// `mine` and `out` stay alive and unmoved until the request completes.
+pub unsafe fn iallreduce_digest(
+    dup: MPI_Comm,
+    mine: &digest::Digest,
+    out: &mut digest::Digest,
+) -> Result<MPI_Request, c_int> {
+    let (t, op) = digest_type_op()?;
     let mut req = request_null();
-    let n = (send.len() * 8) as c_int;
-    // SAFETY: the caller keeps the buffers alive; bytes of plain u64s.
-    unsafe {
-        PMPI_Iallgather(
-            send.as_ptr() as *const c_void,
-            n,
-            byte(),
-            recv.as_mut_ptr() as *mut c_void,
-            n,
-            byte(),
+    // SAFETY: the caller keeps both buffers alive.
+    ok(unsafe {
+        PMPI_Iallreduce(
+            mine.as_ptr() as *const c_void,
+            out.as_mut_ptr() as *mut c_void,
+            1,
+            t,
+            op,
             dup,
             &mut req,
         )
-    };
-    req
+    })?;
+    Ok(req)
 }
 
-/// Posts the all-to-all of `per` words per rank on the private duplicate.
-///
-/// # Safety
-/// As `iallgather`; both buffers hold size × `per` words.
-pub unsafe fn ialltoall(dup: MPI_Comm, send: &[u64], recv: &mut [u64], per: usize) -> MPI_Request {
-    let mut req = request_null();
+/// Waits for one of the checker's requests.
+pub fn wait_request(req: &mut MPI_Request) -> Result<(), c_int> {
+    // SAFETY: the checker's own request.
+    ok(unsafe { PMPI_Wait(req, RSMPI_STATUS_IGNORE) })
+}
+
+/// Tests one of the checker's requests: true when it completed.
+pub fn test_request(req: &mut MPI_Request) -> Result<bool, c_int> {
+    let mut flag: c_int = 0;
+    // SAFETY: the checker's own request.
+    ok(unsafe { PMPI_Test(req, &mut flag, RSMPI_STATUS_IGNORE) })?;
+    Ok(flag != 0)
+}
+
+/// The slow path's exchange, point to point on the private duplicate (so
+/// that it never has to be ordered with the checks' collectives): rank j
+/// gets `block(j)` of `per` words from this rank; the result holds every
+/// rank's block for this rank, in rank order. A block for all ranks alike
+/// is an allgather, one per rank an alltoall, an empty one a barrier.
+pub fn exchange(
+    dup: MPI_Comm,
+    tag: c_int,
+    rank: usize,
+    size: usize,
+    per: usize,
+    block: impl Fn(usize) -> Vec<u64>,
+) -> Result<Vec<u64>, c_int> {
+    let mut out = vec![0u64; per * size];
+    let blocks: Vec<Vec<u64>> = (0..size).map(&block).collect();
+    if blocks.iter().any(|b| b.len() != per) {
+        return Err(mxc_err_other_code());
+    }
+    let mut reqs = Vec::with_capacity(2 * size);
     let n = (per * 8) as c_int;
-    // SAFETY: the caller keeps the buffers alive.
-    unsafe {
-        PMPI_Ialltoall(
-            send.as_ptr() as *const c_void,
-            n,
-            byte(),
-            recv.as_mut_ptr() as *mut c_void,
-            n,
-            byte(),
-            dup,
-            &mut req,
-        )
-    };
-    req
+    for j in 0..size {
+        if j == rank {
+            out[per * j..per * (j + 1)].copy_from_slice(&blocks[j]);
+            continue;
+        }
+        let (mut rr, mut sr) = (request_null(), request_null());
+        // SAFETY: `out` and `blocks` outlive the Waitall below and are not
+        // touched before it.
+        let rc = unsafe {
+            let r = PMPI_Irecv(
+                out.as_mut_ptr().add(per * j) as *mut c_void,
+                n,
+                byte(),
+                j as c_int,
+                tag,
+                dup,
+                &mut rr,
+            );
+            if r != 0 {
+                r
+            } else {
+                PMPI_Isend(
+                    blocks[j].as_ptr() as *const c_void,
+                    n,
+                    byte(),
+                    j as c_int,
+                    tag,
+                    dup,
+                    &mut sr,
+                )
+            }
+        };
+        reqs.push(rr);
+        reqs.push(sr);
+        if rc != 0 {
+            wait_all(&mut reqs);
+            return Err(rc);
+        }
+    }
+    ok(wait_all(&mut reqs))?;
+    Ok(out)
 }
 
-/// A barrier on the private duplicate, bounded by `timeout`.
-pub fn barrier(dup: MPI_Comm, timeout: Option<Duration>) -> bool {
-    let mut req = request_null();
-    // SAFETY: a barrier on the checker's duplicate.
-    unsafe { PMPI_Ibarrier(dup, &mut req) };
-    wait(std::slice::from_mut(&mut req), timeout)
+fn wait_all(reqs: &mut [MPI_Request]) -> c_int {
+    // SAFETY: the checker's own requests, active or null.
+    unsafe {
+        PMPI_Waitall(
+            reqs.len() as c_int,
+            reqs.as_mut_ptr(),
+            RSMPI_STATUSES_IGNORE,
+        )
+    }
+}
+
+fn mxc_err_other_code() -> c_int {
+    // SAFETY: reads the MPI_ERR_OTHER constant.
+    unsafe { mxc_err_other() }
 }
 
 /// Sends bytes to `dest` on the private duplicate without waiting: the
@@ -414,7 +547,7 @@ pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
     let bytes = bytes.leak();
     let mut req = request_null();
     // SAFETY: the buffer is leaked, so it outlives the send.
-    unsafe {
+    let rc = unsafe {
         PMPI_Isend(
             bytes.as_ptr() as *const c_void,
             bytes.len() as c_int,
@@ -423,39 +556,27 @@ pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
             tag,
             dup,
             &mut req,
-        );
-        PMPI_Request_free(&mut req);
+        )
+    };
+    if rc == 0 {
+        // SAFETY: the request just made.
+        unsafe { PMPI_Request_free(&mut req) };
     }
 }
 
-/// Receives bytes from `source` on the private duplicate, bounded by
-/// `timeout`; None when it ran out.
-pub fn recv_bytes(
-    dup: MPI_Comm,
-    source: usize,
-    tag: c_int,
-    timeout: Option<Duration>,
-) -> Option<Vec<u8>> {
-    let start = Instant::now();
-    let mut flag: c_int = 0;
+/// Receives bytes from `source` on the private duplicate (a blocking
+/// probe: the watchdog reports a sender that never sends).
+pub fn recv_bytes(dup: MPI_Comm, source: usize, tag: c_int) -> Option<Vec<u8>> {
     // SAFETY: MPI_Status is plain data.
     let mut status: MPI_Status = unsafe { std::mem::zeroed() };
-    while flag == 0 {
-        // SAFETY: probes the checker's duplicate.
-        unsafe { PMPI_Iprobe(source as c_int, tag, dup, &mut flag, &mut status) };
-        if flag == 0 {
-            if timeout.is_some_and(|t| start.elapsed() >= t) {
-                return None;
-            }
-            std::thread::yield_now();
-        }
-    }
+    // SAFETY: probes the checker's duplicate.
+    ok(unsafe { PMPI_Probe(source as c_int, tag, dup, &mut status) }).ok()?;
     let mut n: c_int = 0;
     // SAFETY: the status of the probed message.
-    unsafe { PMPI_Get_count(&status, byte(), &mut n) };
+    ok(unsafe { PMPI_Get_count(&status, byte(), &mut n) }).ok()?;
     let mut buf = vec![0u8; n.max(0) as usize];
     // SAFETY: buf holds the probed message's bytes.
-    unsafe {
+    ok(unsafe {
         PMPI_Recv(
             buf.as_mut_ptr() as *mut c_void,
             n,
@@ -465,8 +586,25 @@ pub fn recv_bytes(
             dup,
             RSMPI_STATUS_IGNORE,
         )
-    };
+    })
+    .ok()?;
     Some(buf)
+}
+
+/// Ends the job from the watchdog thread after a timeout report (the
+/// waiting thread is inside MPI and cannot return an error).
+pub fn abort_job() {
+    // SAFETY: MPI_Abort on MPI_COMM_WORLD; it does not return.
+    unsafe { PMPI_Abort(comm_world(), 1) };
+    std::process::abort();
+}
+
+static WORLD_RANK: AtomicI32 = AtomicI32::new(-1);
+
+/// This process's rank in MPI_COMM_WORLD, as read at MPI_Init (for the
+/// watchdog, which must not call MPI).
+pub fn world_rank_cached() -> i32 {
+    WORLD_RANK.load(Ordering::Relaxed)
 }
 
 /// The size of a datatype in bytes (0 when MPI cannot say).
@@ -506,5 +644,6 @@ pub fn world_rank() -> i32 {
     let mut r = 0;
     // SAFETY: a plain query.
     unsafe { PMPI_Comm_rank(comm_world(), &mut r) };
+    WORLD_RANK.store(r, Ordering::Relaxed);
     r
 }

@@ -95,6 +95,7 @@ pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char)
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Init(argc, argv) };
     if rc == 0 {
+        mpi::world_rank();
         mpi::state(mpi::comm_world());
     }
     rc
@@ -110,6 +111,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Init_thread(argc, argv, required, provided) };
     if rc == 0 {
+        mpi::world_rank();
         mpi::state(mpi::comm_world());
     }
     rc
@@ -121,6 +123,16 @@ pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     mpi::drop_state(mpi::comm_self());
     // SAFETY: as the user asked.
     unsafe { PMPI_Finalize() }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_name(comm: MPI_Comm, name: *const c_char) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Comm_set_name(comm, name as *mut c_char) };
+    if rc == 0 {
+        mpi::renamed(comm);
+    }
+    rc
 }
 
 /// A new communicator gets its private duplicate now, while all its

@@ -1,0 +1,296 @@
+//! The fast path's digest: what one rank contributes to the single
+//! reduction that checks a correct call (pure functions, no MPI).
+//!
+//! A correct program pays for one small allreduce per checked call. Each
+//! rank reduces a fixed vector of words; every rank gets the same result
+//! and so reaches the same verdict. Only when the verdict is "not
+//! consistent" do the ranks exchange their full records (the slow path,
+//! `check`), which finds and reports the first difference exactly.
+//!
+//! * **Equality words** go in as the pair (x, !x) under bitwise AND: the
+//!   result holds AND(x) and AND(!x) = !OR(x), and the ranks agree on x
+//!   exactly when AND(x) == OR(x). A rank that does not take part in a word
+//!   (a side it does not have) contributes all ones twice, which AND
+//!   ignores.
+//! * **The flag word** ("take the slow path") is read as OR: a rank sets it
+//!   when its own arguments need the exact rules (`MPI_PACKED`, a type the
+//!   library could not read, or its two sides differing).
+//! * **The pair sum** checks the "v"/"w" calls, where each pair of ranks
+//!   must agree: every sender adds a hash of (sender, receiver, signature)
+//!   for each pair it sends, and every receiver subtracts the same hash of
+//!   what it expects. The sum over all ranks is zero when every pair
+//!   matches (and otherwise zero with probability about 2^-64).
+
+use crate::record::{Record, Sig, PACKED, UNKNOWN};
+
+/// Equality words, in order.
+const CALL: usize = 0;
+const SEQ: usize = 1;
+const ROOT: usize = 2;
+const OP: usize = 3;
+const COMMUTE: usize = 4;
+const IN_PLACE: usize = 5;
+const EXTRA: usize = 6;
+const SIG_HASH: usize = 7;
+const SIG_COUNT: usize = 8;
+/// The flag word (read as OR).
+const SLOW: usize = 9;
+const EQ: usize = 10;
+
+/// The words of the bitwise-AND part: (x, !x) for each equality word.
+pub const AND_WORDS: usize = 2 * EQ;
+/// All words: the AND part, then the pair sum.
+pub const WORDS: usize = AND_WORDS + 1;
+
+pub type Digest = [u64; WORDS];
+
+/// Builds one rank's digest.
+pub struct Builder {
+    d: Digest,
+    /// This rank's uniform signature, once it has one.
+    sig: Option<(u64, u64)>,
+}
+
+impl Builder {
+    /// The scalar fields of a record. Fields a call does not have hold the
+    /// same placeholder on every rank (`Call::record`), so they agree.
+    pub fn new(rec: &Record) -> Builder {
+        let mut b = Builder {
+            d: [0; WORDS],
+            sig: None,
+        };
+        b.eq(CALL, rec.call);
+        b.eq(SEQ, rec.seq);
+        b.eq(ROOT, rec.root as u64);
+        b.eq(OP, rec.op);
+        b.eq(COMMUTE, rec.commute);
+        b.eq(IN_PLACE, rec.in_place);
+        b.eq(EXTRA, rec.extra);
+        b.eq(SLOW, 0);
+        for s in [rec.a, rec.b] {
+            b.uniform(s);
+        }
+        if b.sig.is_none() {
+            b.absent(SIG_HASH);
+            b.absent(SIG_COUNT);
+        }
+        b
+    }
+
+    fn eq(&mut self, i: usize, x: u64) {
+        self.d[2 * i] = x;
+        self.d[2 * i + 1] = !x;
+    }
+
+    fn absent(&mut self, i: usize) {
+        self.d[2 * i] = u64::MAX;
+        self.d[2 * i + 1] = u64::MAX;
+    }
+
+    fn slow(&mut self) {
+        self.eq(SLOW, 1);
+    }
+
+    /// A side of a uniform call: every defined side of every rank must
+    /// have the same signature.
+    fn uniform(&mut self, s: Sig) {
+        if !s.defined() {
+            return;
+        }
+        if s.flags & (PACKED | UNKNOWN) != 0 {
+            self.slow();
+        }
+        match self.sig {
+            None => {
+                self.sig = Some((s.hash, s.count));
+                self.eq(SIG_HASH, s.hash);
+                self.eq(SIG_COUNT, s.count);
+            }
+            Some(mine) if mine != (s.hash, s.count) => self.slow(),
+            Some(_) => {}
+        }
+    }
+
+    /// One pair of a "v"/"w" call: what rank `from` sends to rank `to`
+    /// (added by the sender) or expects from it (subtracted by the receiver).
+    pub fn pair(&mut self, from: usize, to: usize, s: Sig, sending: bool) {
+        if !s.defined() {
+            return;
+        }
+        if s.flags & (PACKED | UNKNOWN) != 0 {
+            self.slow();
+        }
+        let h = pair_hash(from as u64, to as u64, s.hash, s.count);
+        let sum = &mut self.d[AND_WORDS];
+        *sum = if sending {
+            sum.wrapping_add(h)
+        } else {
+            sum.wrapping_sub(h)
+        };
+    }
+
+    pub fn finish(self) -> Digest {
+        self.d
+    }
+}
+
+/// A 64-bit mix (the finalizer of SplitMix64): a bijection that spreads
+/// every input bit over every output bit.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn pair_hash(from: u64, to: u64, hash: u64, count: u64) -> u64 {
+    let h = mix(hash ^ 0x9e37_79b9_7f4a_7c15);
+    let h = mix(h ^ count.wrapping_mul(0xd6e8_feb8_6659_fd93));
+    mix(h ^ from.wrapping_mul(0xa076_1d64_78bd_642f) ^ to.rotate_left(32))
+}
+
+/// Folds `input` into `acc` (the reduction's operation; commutative and
+/// associative, so MPI may apply it in any order).
+pub fn combine(input: &Digest, acc: &mut Digest) {
+    for i in 0..AND_WORDS {
+        acc[i] &= input[i];
+    }
+    acc[AND_WORDS] = acc[AND_WORDS].wrapping_add(input[AND_WORDS]);
+}
+
+/// The verdict on the reduced digest: true when every rank's call is
+/// consistent with every other's (no further exchange needed).
+pub fn consistent(r: &Digest) -> bool {
+    let agree = |i: usize| {
+        let (and, and_not) = (r[2 * i], r[2 * i + 1]);
+        // AND(x) == OR(x), or no rank took part (all ones twice).
+        and == !and_not || (and == u64::MAX && and_not == u64::MAX)
+    };
+    let slow = !r[2 * SLOW + 1] != 0;
+    (0..EQ).filter(|&i| i != SLOW).all(agree) && !slow && r[AND_WORDS] == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Coll, DEFINED, IN_PLACE_NA};
+
+    fn sig(hash: u64, count: u64) -> Sig {
+        Sig {
+            hash,
+            count,
+            bytes: 4 * count,
+            flags: DEFINED,
+        }
+    }
+
+    fn rec(a: Sig, b: Sig) -> Record {
+        Record {
+            call: Coll::Gather as u64,
+            seq: 3,
+            root: 0,
+            op: 0,
+            commute: 0,
+            in_place: IN_PLACE_NA,
+            a,
+            b,
+            extra: 0,
+            size: 4,
+        }
+    }
+
+    fn reduce(ds: &[Digest]) -> Digest {
+        let mut acc = ds[0];
+        for d in &ds[1..] {
+            combine(d, &mut acc);
+        }
+        acc
+    }
+
+    fn verdict(recs: &[Record]) -> bool {
+        let ds: Vec<Digest> = recs.iter().map(|r| Builder::new(r).finish()).collect();
+        consistent(&reduce(&ds))
+    }
+
+    #[test]
+    fn equal_records_are_consistent() {
+        let r = rec(sig(7, 1), Sig::NONE);
+        assert!(verdict(&[r, r, r, r]));
+    }
+
+    #[test]
+    fn any_differing_scalar_is_seen() {
+        let r = rec(sig(7, 1), Sig::NONE);
+        for field in 0..5 {
+            let mut other = r;
+            match field {
+                0 => other.call += 1,
+                1 => other.seq += 1,
+                2 => other.root = 1,
+                3 => other.op = 5,
+                _ => other.extra = 9,
+            }
+            assert!(!verdict(&[r, r, other, r]), "field {field}");
+        }
+    }
+
+    #[test]
+    fn signatures_agree_only_among_the_ranks_that_have_them() {
+        // Gather: the root receives (B) what every other rank sends (A).
+        let root = rec(sig(7, 1), sig(7, 1));
+        let leaf = rec(sig(7, 1), Sig::NONE);
+        assert!(verdict(&[root, leaf, leaf]));
+        let bad = rec(sig(8, 1), Sig::NONE);
+        assert!(!verdict(&[root, leaf, bad]));
+        let longer = rec(sig(7, 2), Sig::NONE);
+        assert!(!verdict(&[root, longer]));
+        // A rank whose own two sides differ takes the slow path.
+        assert!(!verdict(&[rec(sig(7, 1), sig(8, 1)), leaf]));
+        // No rank with a signature (Barrier): consistent.
+        let none = rec(Sig::NONE, Sig::NONE);
+        assert!(verdict(&[none, none]));
+    }
+
+    #[test]
+    fn packed_and_unknown_take_the_slow_path() {
+        let mut p = sig(7, 1);
+        p.flags |= PACKED;
+        assert!(!verdict(&[rec(p, Sig::NONE), rec(p, Sig::NONE)]));
+        let mut u = sig(7, 1);
+        u.flags |= UNKNOWN;
+        assert!(!verdict(&[rec(u, Sig::NONE), rec(u, Sig::NONE)]));
+    }
+
+    #[test]
+    fn the_pair_sum_is_zero_exactly_when_every_pair_matches() {
+        let n = 4;
+        let sent = |i: usize, j: usize| sig((i * 10 + j) as u64, (i + j) as u64);
+        let build = |expect: &dyn Fn(usize, usize) -> Sig| -> Vec<Digest> {
+            (0..n)
+                .map(|me| {
+                    let mut b = Builder::new(&rec(Sig::NONE, Sig::NONE));
+                    for j in 0..n {
+                        b.pair(me, j, sent(me, j), true);
+                        b.pair(j, me, expect(j, me), false);
+                    }
+                    b.finish()
+                })
+                .collect()
+        };
+        assert!(consistent(&reduce(&build(&sent))));
+        let one_off = |i: usize, j: usize| {
+            if (i, j) == (2, 1) {
+                sig(99, 3)
+            } else {
+                sent(i, j)
+            }
+        };
+        assert!(!consistent(&reduce(&build(&one_off))));
+        // Swapping two pairs' signatures is not a match either.
+        let swapped = |i: usize, j: usize| match (i, j) {
+            (0, 1) => sent(1, 0),
+            (1, 0) => sent(0, 1),
+            _ => sent(i, j),
+        };
+        assert!(!consistent(&reduce(&build(&swapped))));
+    }
+}
