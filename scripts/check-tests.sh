@@ -113,6 +113,17 @@ EOF2
 mpix-check: MPI_Ibcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
 mpix-check:   rank $l: root $l
 EOF2
+    scenario neighbor-pair "$n" fail -- neighbor <<EOF2
+mpix-check: MPI_Neighbor_alltoall on an unnamed communicator of $n ranks, call #1 there: the type signatures of the data rank 0 sends to rank $l do not match (reported by rank $l of $n)
+rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes
+rank $l receives (recvcount, recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
+rank 0 has MPI_INT at root MPI_INT
+rank $l has MPI_FLOAT at root MPI_FLOAT
+EOF2
+    scenario persistent-root "$n" fail -- persistent_root <<EOF2
+on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
+mpix-check:   rank $l: root $l
+EOF2
     scenario timeout-two-comms "$n" fail -- two_comms <<EOF2
 on comm1, call #1 there: no matching check from the other ranks after 3 s
 is waiting in MPI_Bcast (call #1 on comm1)

@@ -12,7 +12,7 @@ use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use mpix_marshal::{HashKind, Level, Representation};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A (count, datatype) argument pair, when it takes part.
 type Part = Option<(i64, MPI_Datatype)>;
@@ -20,7 +20,7 @@ type Part = Option<(i64, MPI_Datatype)>;
 /// A collective call's arguments, as far as the checks need them.
 pub struct Call {
     pub coll: Coll,
-    pub nonblocking: bool,
+    pub form: Form,
     pub comm: MPI_Comm,
     pub root: c_int,
     pub op: Option<MPI_Op>,
@@ -35,13 +35,15 @@ pub struct Call {
     pub stypes: *const MPI_Datatype,
     pub rtypes: *const MPI_Datatype,
     pub extra: u64,
+    /// The communicator's neighborhood (neighborhood collectives only).
+    pub topo: Option<Arc<mpi::Topo>>,
 }
 
 impl Call {
     pub fn new(coll: Coll, comm: MPI_Comm) -> Call {
         Call {
             coll,
-            nonblocking: false,
+            form: Form::Blocking,
             comm,
             root: -1,
             op: None,
@@ -55,11 +57,12 @@ impl Call {
             stypes: std::ptr::null(),
             rtypes: std::ptr::null(),
             extra: 0,
+            topo: None,
         }
     }
 
     fn name(&self) -> String {
-        self.coll.name(self.nonblocking)
+        self.coll.name(self.form)
     }
 
     fn at(p: *const c_int, i: usize) -> i64 {
@@ -103,8 +106,36 @@ impl Call {
         }
     }
 
-    /// What this rank sends to and expects from rank `j` (pairwise calls).
+    /// What a neighborhood collective sends in block `k` (to `dests[k]`).
+    fn send_slot(&self, k: usize) -> (i64, MPI_Datatype) {
+        match self.coll {
+            Coll::NeighborAlltoallv => (Call::at(self.scounts, k), self.stype),
+            Coll::NeighborAlltoallw => (Call::at(self.scounts, k), Call::type_at(self.stypes, k)),
+            _ => (self.scount, self.stype),
+        }
+    }
+
+    /// What a neighborhood collective receives in block `k` (from `sources[k]`).
+    fn recv_slot(&self, k: usize) -> (i64, MPI_Datatype) {
+        match self.coll {
+            Coll::NeighborAllgatherv | Coll::NeighborAlltoallv => {
+                (Call::at(self.rcounts, k), self.rtype)
+            }
+            Coll::NeighborAlltoallw => (Call::at(self.rcounts, k), Call::type_at(self.rtypes, k)),
+            _ => (self.rcount, self.rtype),
+        }
+    }
+
+    /// What this rank sends to and expects from rank `j` (pairwise calls;
+    /// for a neighborhood collective, the first edge to and from `j`).
     fn pair(&self, me: usize, j: usize) -> (Part, Part) {
+        if let Some(t) = &self.topo {
+            let first = |list: &[Option<usize>]| list.iter().position(|&r| r == Some(j));
+            return (
+                first(&t.dests).map(|k| self.send_slot(k)),
+                first(&t.sources).map(|k| self.recv_slot(k)),
+            );
+        }
         let root = self.root.max(0) as usize;
         let ip = self.in_place;
         match self.coll {
@@ -150,6 +181,15 @@ impl Call {
             Coll::Scatterv => ("(sendcounts[i], sendtype)", "(recvcount, recvtype)"),
             Coll::Allgatherv => ("(sendcount, sendtype)", "(recvcounts[i], recvtype)"),
             Coll::Alltoallv => ("(sendcounts[i], sendtype)", "(recvcounts[i], recvtype)"),
+            Coll::NeighborAllgather | Coll::NeighborAlltoall => {
+                ("(sendcount, sendtype)", "(recvcount, recvtype)")
+            }
+            Coll::NeighborAllgatherv => ("(sendcount, sendtype)", "(recvcounts[k], recvtype)"),
+            Coll::NeighborAlltoallv => ("(sendcounts[k], sendtype)", "(recvcounts[k], recvtype)"),
+            Coll::NeighborAlltoallw => (
+                "(sendcounts[k], sendtypes[k])",
+                "(recvcounts[k], recvtypes[k])",
+            ),
             _ => (
                 "(sendcounts[i], sendtypes[i])",
                 "(recvcounts[i], recvtypes[i])",
@@ -161,7 +201,7 @@ impl Call {
         let (a, b) = self.sides(st.rank);
         let (op, commute) = self.op.map(mpi::op_identity).unwrap_or((0, 0));
         Record {
-            call: self.coll as u64 | if self.nonblocking { NONBLOCKING } else { 0 },
+            call: self.coll as u64 | self.form.bits(),
             seq: st.seq,
             root: if self.coll.rooted() {
                 self.root as i64
@@ -543,17 +583,27 @@ fn conclude(call: &Call) -> Result<(), c_int> {
     Err(mpi::raise(call.comm))
 }
 
-fn enabled(call: &Call) -> Option<&'static mut State> {
+/// The state of the call's communicator when the call is checked; a
+/// neighborhood collective gets the communicator's neighborhood.
+fn enabled(call: &mut Call) -> Option<&'static mut State> {
     if config().mode == Mode::Off {
         return None;
     }
-    mpi::state(call.comm).filter(|st| !st.inter)
+    let st = mpi::state(call.comm).filter(|st| !st.inter)?;
+    if call.coll.neighborhood() {
+        if st.topo.is_none() {
+            st.topo = mpi::topology(call.comm).map(Arc::new);
+        }
+        // Without a topology the call is erroneous and MPI reports it.
+        call.topo = Some(st.topo.clone()?);
+    }
+    Some(st)
 }
 
 /// The watchdog's mark while this rank waits in the check of `call`.
 fn arm(call: &Call, st: &State, phase: Phase) -> Option<watchdog::Guard> {
     watchdog::arm(Waiting {
-        call: call.coll as u64 | if call.nonblocking { NONBLOCKING } else { 0 },
+        call: call.coll as u64 | call.form.bits(),
         seq: st.seq,
         comm: st.comm,
         rank: st.rank,
@@ -578,15 +628,33 @@ fn exchange_failed(call: &Call, rc: c_int) -> Result<(), c_int> {
 /// One rank's digest of a call (the fast path's contribution).
 fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
     let mut b = digest::Builder::new(rec);
-    if call.coll.pairwise() {
+    if let Some(t) = &call.topo {
+        let mut sigs = Sigs::default();
+        // Each edge with its occurrence among the edges between the same
+        // two ranks: MPI pairs repeated edges in order.
+        let occurrence =
+            |list: &[Option<usize>], k: usize| list[..k].iter().filter(|&&r| r == list[k]).count();
+        for (k, d) in t.dests.iter().enumerate() {
+            if let Some(j) = *d {
+                let (c, ty) = call.send_slot(k);
+                b.pair(st.rank, j, occurrence(&t.dests, k), sigs.of(c, ty), true);
+            }
+        }
+        for (k, s) in t.sources.iter().enumerate() {
+            if let Some(i) = *s {
+                let (c, ty) = call.recv_slot(k);
+                b.pair(i, st.rank, occurrence(&t.sources, k), sigs.of(c, ty), false);
+            }
+        }
+    } else if call.coll.pairwise() {
         let mut sigs = Sigs::default();
         for j in 0..st.size {
             let (s, r) = call.pair(st.rank, j);
             if let Some((c, t)) = s {
-                b.pair(st.rank, j, sigs.of(c, t), true);
+                b.pair(st.rank, j, 0, sigs.of(c, t), true);
             }
             if let Some((c, t)) = r {
-                b.pair(j, st.rank, sigs.of(c, t), false);
+                b.pair(j, st.rank, 0, sigs.of(c, t), false);
             }
         }
     }
@@ -595,10 +663,11 @@ fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
 
 /// The check of a blocking call, before the call itself. Err(code): the
 /// code the wrapper returns instead of making the call.
-pub fn blocking(call: &Call) -> Result<(), c_int> {
-    let Some(st) = enabled(call) else {
+pub fn blocking(mut call: Call) -> Result<(), c_int> {
+    let Some(st) = enabled(&mut call) else {
         return Ok(());
     };
+    let call = &call;
     st.seq += 1;
     let rec = call.record(st);
     let mine = digest_of(call, st, &rec);
@@ -844,8 +913,8 @@ pub fn any_pending() -> bool {
 }
 
 /// Starts a nonblocking call's check: posts its reduction without waiting.
-pub fn start(call: Call) -> Option<Box<Pending>> {
-    let st = enabled(&call)?;
+pub fn start(mut call: Call) -> Option<Box<Pending>> {
+    let st = enabled(&mut call)?;
     st.seq += 1;
     let rec = call.record(st);
     let mut p = Box::new(Pending {
@@ -905,6 +974,7 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
         size: st.size,
         inter: false,
         comm: st.comm,
+        topo: st.topo.clone(),
     };
     let done = if block {
         let _w = arm(&p.call, &view, Phase::Arguments);

@@ -111,16 +111,18 @@ impl Builder {
         }
     }
 
-    /// One pair of a "v"/"w" call: what rank `from` sends to rank `to`
-    /// (added by the sender) or expects from it (subtracted by the receiver).
-    pub fn pair(&mut self, from: usize, to: usize, s: Sig, sending: bool) {
+    /// One pair of a "v"/"w" or neighborhood call: what rank `from` sends
+    /// to rank `to` (added by the sender) or expects from it (subtracted by
+    /// the receiver); `nth` numbers repeated edges between the same two
+    /// ranks (a neighborhood's multigraph), 0 otherwise.
+    pub fn pair(&mut self, from: usize, to: usize, nth: usize, s: Sig, sending: bool) {
         if !s.defined() {
             return;
         }
         if s.flags & (PACKED | UNKNOWN) != 0 {
             self.slow();
         }
-        let h = pair_hash(from as u64, to as u64, s.hash, s.count);
+        let h = pair_hash(from as u64, to as u64 | (nth as u64) << 40, s.hash, s.count);
         let sum = &mut self.d[AND_WORDS];
         *sum = if sending {
             sum.wrapping_add(h)
@@ -269,8 +271,8 @@ mod tests {
                 .map(|me| {
                     let mut b = Builder::new(&rec(Sig::NONE, Sig::NONE));
                     for j in 0..n {
-                        b.pair(me, j, sent(me, j), true);
-                        b.pair(j, me, expect(j, me), false);
+                        b.pair(me, j, 0, sent(me, j), true);
+                        b.pair(j, me, 0, expect(j, me), false);
                     }
                     b.finish()
                 })

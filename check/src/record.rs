@@ -90,10 +90,36 @@ pub enum Coll {
     GraphCreate,
     GraphMap,
     IntercommCreate,
+    NeighborAllgather,
+    NeighborAllgatherv,
+    NeighborAlltoall,
+    NeighborAlltoallv,
+    NeighborAlltoallw,
 }
 
 /// Added to a call's code for its nonblocking form.
 pub const NONBLOCKING: u64 = 0x100;
+/// Added to a call's code for its persistent form (MPI 4: `MPI_Bcast_init`).
+pub const PERSISTENT: u64 = 0x200;
+
+/// A collective's three forms, which never match one another (MPI 4.0
+/// §6.12, §6.13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Blocking,
+    Nonblocking,
+    Persistent,
+}
+
+impl Form {
+    pub fn bits(self) -> u64 {
+        match self {
+            Form::Blocking => 0,
+            Form::Nonblocking => NONBLOCKING,
+            Form::Persistent => PERSISTENT,
+        }
+    }
+}
 
 /// Which rank's signature the others are compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +137,7 @@ pub enum Reference {
 }
 
 impl Coll {
-    pub const ALL: [Coll; 25] = [
+    pub const ALL: [Coll; 30] = [
         Coll::Barrier,
         Coll::Bcast,
         Coll::Gather,
@@ -137,16 +163,26 @@ impl Coll {
         Coll::GraphCreate,
         Coll::GraphMap,
         Coll::IntercommCreate,
+        Coll::NeighborAllgather,
+        Coll::NeighborAllgatherv,
+        Coll::NeighborAlltoall,
+        Coll::NeighborAlltoallv,
+        Coll::NeighborAlltoallw,
     ];
 
-    pub fn from_code(code: u64) -> Option<(Coll, bool)> {
-        let nb = code & NONBLOCKING != 0;
-        let base = code & !NONBLOCKING;
+    pub fn from_code(code: u64) -> Option<(Coll, Form)> {
+        let form = match code & (NONBLOCKING | PERSISTENT) {
+            0 => Form::Blocking,
+            NONBLOCKING => Form::Nonblocking,
+            PERSISTENT => Form::Persistent,
+            _ => return None,
+        };
+        let base = code & !(NONBLOCKING | PERSISTENT);
         Coll::ALL
             .iter()
             .copied()
             .find(|c| *c as u64 == base)
-            .map(|c| (c, nb))
+            .map(|c| (c, form))
     }
 
     /// The name after `MPI_`, as the blocking form is spelled.
@@ -177,17 +213,36 @@ impl Coll {
             Coll::GraphCreate => "Graph_create",
             Coll::GraphMap => "Graph_map",
             Coll::IntercommCreate => "Intercomm_create",
+            Coll::NeighborAllgather => "Neighbor_allgather",
+            Coll::NeighborAllgatherv => "Neighbor_allgatherv",
+            Coll::NeighborAlltoall => "Neighbor_alltoall",
+            Coll::NeighborAlltoallv => "Neighbor_alltoallv",
+            Coll::NeighborAlltoallw => "Neighbor_alltoallw",
         }
     }
 
-    /// `MPI_Bcast`, or `MPI_Ibcast` for the nonblocking form.
-    pub fn name(self, nonblocking: bool) -> String {
+    /// `MPI_Bcast`, `MPI_Ibcast` or `MPI_Bcast_init`.
+    pub fn name(self, form: Form) -> String {
         let base = self.base_name();
-        if nonblocking {
-            format!("MPI_I{}{}", base[..1].to_ascii_lowercase(), &base[1..])
-        } else {
-            format!("MPI_{base}")
+        match form {
+            Form::Blocking => format!("MPI_{base}"),
+            Form::Nonblocking => {
+                format!("MPI_I{}{}", base[..1].to_ascii_lowercase(), &base[1..])
+            }
+            Form::Persistent => format!("MPI_{base}_init"),
         }
+    }
+
+    /// A neighborhood collective: the pairs are the topology's edges.
+    pub fn neighborhood(self) -> bool {
+        matches!(
+            self,
+            Coll::NeighborAllgather
+                | Coll::NeighborAllgatherv
+                | Coll::NeighborAlltoall
+                | Coll::NeighborAlltoallv
+                | Coll::NeighborAlltoallw
+        )
     }
 
     /// The root argument takes part (for Intercomm_create: the local leader).
@@ -236,7 +291,7 @@ impl Coll {
         matches!(
             self,
             Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv | Coll::Alltoallw
-        )
+        ) || self.neighborhood()
     }
 
     pub fn reference(self) -> Reference {
@@ -332,7 +387,7 @@ impl Record {
         }
     }
 
-    pub fn coll(&self) -> Option<(Coll, bool)> {
+    pub fn coll(&self) -> Option<(Coll, Form)> {
         Coll::from_code(self.call)
     }
 }
@@ -648,10 +703,19 @@ mod tests {
     #[test]
     fn names_and_rank_lists() {
         assert_eq!(
-            Coll::ReduceScatterBlock.name(true),
+            Coll::ReduceScatterBlock.name(Form::Nonblocking),
             "MPI_Ireduce_scatter_block"
         );
-        assert_eq!(Coll::Bcast.name(false), "MPI_Bcast");
+        assert_eq!(Coll::Bcast.name(Form::Blocking), "MPI_Bcast");
+        assert_eq!(Coll::Bcast.name(Form::Persistent), "MPI_Bcast_init");
+        assert_eq!(
+            Coll::NeighborAlltoallw.name(Form::Nonblocking),
+            "MPI_Ineighbor_alltoallw"
+        );
+        assert_eq!(
+            Coll::from_code(Coll::Scan as u64 | PERSISTENT),
+            Some((Coll::Scan, Form::Persistent))
+        );
         assert_eq!(ranks_text(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7, 8");
     }
 }

@@ -17,6 +17,9 @@ int mxc_proc_null(void) { return MPI_PROC_NULL; }
 int mxc_err_other(void) { return MPI_ERR_OTHER; }
 int mxc_max_object_name(void) { return MPI_MAX_OBJECT_NAME; }
 int mxc_tag_ub_min(void) { return 32767; }
+int mxc_topo_cart(void) { return MPI_CART; }
+int mxc_topo_graph(void) { return MPI_GRAPH; }
+int mxc_topo_dist_graph(void) { return MPI_DIST_GRAPH; }
 
 /* Predefined ops, by index (1..): 0 means "not predefined". */
 static const char *op_names[] = {

@@ -25,6 +25,10 @@ extern "C" {
     fn mxc_op_index(op: MPI_Op) -> c_int;
     fn mxc_op_name(index: c_int) -> *const std::ffi::c_char;
     fn mxc_fn_identity(f: *const c_void) -> u64;
+    fn mxc_topo_cart() -> c_int;
+    fn mxc_topo_graph() -> c_int;
+    fn mxc_topo_dist_graph() -> c_int;
+    fn mxc_proc_null() -> c_int;
     fn mxc_keyval_create(keyval: *mut c_int, del: extern "C" fn(*mut c_void)) -> c_int;
 }
 
@@ -153,6 +157,99 @@ pub fn op_freed(op: MPI_Op) {
     ops.retain(|(h, _, _)| *h != bits(op));
 }
 
+/// A communicator's neighborhood, in the order the neighborhood
+/// collectives use its buffers' blocks (MPI 4.0 §8.6): `None` for an
+/// `MPI_PROC_NULL` neighbor (a Cartesian edge), whose block moves nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topo {
+    pub sources: Vec<Option<usize>>,
+    pub dests: Vec<Option<usize>>,
+}
+
+fn rank_or_null(r: c_int) -> Option<usize> {
+    // SAFETY: reads the MPI_PROC_NULL constant.
+    (r != unsafe { mxc_proc_null() } && r >= 0).then_some(r as usize)
+}
+
+/// The neighborhood of `comm`, or None when it has no topology (then a
+/// neighborhood collective is erroneous, and MPI says so itself).
+pub fn topology(comm: MPI_Comm) -> Option<Topo> {
+    let mut kind: c_int = 0;
+    // SAFETY: a query of a valid communicator.
+    ok(unsafe { PMPI_Topo_test(comm, &mut kind) }).ok()?;
+    // SAFETY: read the topology constants.
+    let (cart, graph, dist) = unsafe { (mxc_topo_cart(), mxc_topo_graph(), mxc_topo_dist_graph()) };
+    if kind == cart {
+        let mut ndims: c_int = 0;
+        // SAFETY: a query of a Cartesian communicator.
+        ok(unsafe { PMPI_Cartdim_get(comm, &mut ndims) }).ok()?;
+        let mut list = Vec::with_capacity(2 * ndims.max(0) as usize);
+        for d in 0..ndims {
+            let (mut src, mut dst) = (0, 0);
+            // SAFETY: as above; the neighbors at -1 and +1 in dimension d.
+            ok(unsafe { PMPI_Cart_shift(comm, d, 1, &mut src, &mut dst) }).ok()?;
+            list.push(rank_or_null(src));
+            list.push(rank_or_null(dst));
+        }
+        return Some(Topo {
+            sources: list.clone(),
+            dests: list,
+        });
+    }
+    if kind == graph {
+        let (mut rank, mut n) = (0, 0);
+        // SAFETY: queries of a graph communicator; the buffer holds n ranks.
+        let list = unsafe {
+            ok(PMPI_Comm_rank(comm, &mut rank)).ok()?;
+            ok(PMPI_Graph_neighbors_count(comm, rank, &mut n)).ok()?;
+            let mut v = vec![0 as c_int; n.max(0) as usize];
+            ok(PMPI_Graph_neighbors(comm, rank, n, v.as_mut_ptr())).ok()?;
+            v
+        };
+        let list: Vec<Option<usize>> = list.into_iter().map(rank_or_null).collect();
+        return Some(Topo {
+            sources: list.clone(),
+            dests: list,
+        });
+    }
+    if kind == dist {
+        let (mut indeg, mut outdeg, mut weighted) = (0, 0, 0);
+        // SAFETY: queries of a distributed-graph communicator; each buffer
+        // holds its degree's entries (at least one, for the weights MPI may
+        // leave alone).
+        let (src, dst) = unsafe {
+            ok(PMPI_Dist_graph_neighbors_count(
+                comm,
+                &mut indeg,
+                &mut outdeg,
+                &mut weighted,
+            ))
+            .ok()?;
+            let (i, o) = (indeg.max(0) as usize, outdeg.max(0) as usize);
+            let (mut src, mut dst) = (vec![0 as c_int; i.max(1)], vec![0 as c_int; o.max(1)]);
+            let (mut sw, mut dw) = (vec![0 as c_int; i.max(1)], vec![0 as c_int; o.max(1)]);
+            ok(PMPI_Dist_graph_neighbors(
+                comm,
+                indeg,
+                src.as_mut_ptr(),
+                sw.as_mut_ptr(),
+                outdeg,
+                dst.as_mut_ptr(),
+                dw.as_mut_ptr(),
+            ))
+            .ok()?;
+            src.truncate(i);
+            dst.truncate(o);
+            (src, dst)
+        };
+        return Some(Topo {
+            sources: src.into_iter().map(rank_or_null).collect(),
+            dests: dst.into_iter().map(rank_or_null).collect(),
+        });
+    }
+    None
+}
+
 /// The checker's state of one user communicator.
 pub struct State {
     /// The private duplicate the checks run on (MPI_COMM_NULL for an
@@ -164,6 +261,8 @@ pub struct State {
     pub inter: bool,
     /// The user communicator's handle bits (its name's key for the watchdog).
     pub comm: u64,
+    /// Its neighborhood, read at its first neighborhood collective.
+    pub topo: Option<std::sync::Arc<Topo>>,
 }
 
 static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -245,6 +344,7 @@ pub fn state(comm: MPI_Comm) -> Option<&'static mut State> {
         size: size as usize,
         inter: inter != 0,
         comm: bits(comm),
+        topo: None,
     }));
     watchdog::set_name(bits(comm), comm_name(comm, size as usize));
     // SAFETY: attaches the state; MPI calls delete_state when comm is freed.

@@ -9,14 +9,14 @@
 
 use crate::check::{self, Call};
 use crate::mpi;
-use crate::record::{hash_words, Coll};
+use crate::record::{hash_words, Coll, Form};
 use mpi_sys::*;
 use std::ffi::{c_char, c_int, c_void};
 
 type Dt = MPI_Datatype;
 
 fn run(call: Call) -> Result<(), c_int> {
-    check::blocking(&call)
+    check::blocking(call)
 }
 
 macro_rules! checked {
@@ -29,12 +29,12 @@ macro_rules! checked {
     }};
 }
 
-/// A nonblocking call: its check started before the call, kept under the
-/// request the call returns.
+/// A nonblocking or persistent call: its check started before the call,
+/// kept under the request the call returns.
 macro_rules! started {
-    ($call:expr, $request:expr, $pmpi:expr) => {{
+    ($call:expr, $form:expr, $request:expr, $pmpi:expr) => {{
         let mut c = $call;
-        c.nonblocking = true;
+        c.form = $form;
         let p = check::start(c);
         // SAFETY: the user's arguments, passed on unchanged.
         let rc = unsafe { $pmpi };
@@ -84,6 +84,17 @@ fn reduction(
         scount: count as i64,
         stype: t,
         op: Some(op),
+        ..base(coll, comm)
+    }
+}
+
+/// A neighborhood collective's arguments.
+fn neighbor(coll: Coll, comm: MPI_Comm, send: (c_int, Dt), recv: (c_int, Dt)) -> Call {
+    Call {
+        scount: send.0 as i64,
+        stype: send.1,
+        rcount: recv.0 as i64,
+        rtype: recv.1,
         ..base(coll, comm)
     }
 }
@@ -324,817 +335,344 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut MPI_Op) -> c_int {
     unsafe { PMPI_Op_free(op) }
 }
 
-// ---- blocking collectives ----
+// ---- collectives: each described once, its blocking, nonblocking and
+// ---- (MPI 4) persistent forms generated from the description ----
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
-    checked!(base(Coll::Barrier, comm), PMPI_Barrier(comm))
+/// One collective's wrappers. `$call` builds the check's description from
+/// the arguments; the blocking form checks before calling, the
+/// nonblocking form (`MPI_I…`, extra `request`) and the persistent form
+/// (`MPI_…_init`, extra `info` and `request`; only where the MPI has it)
+/// start the check and complete it with the request.
+macro_rules! collective {
+    (
+        $name:ident / $pname:ident,
+        $iname:ident / $piname:ident,
+        $init:ident / $pinit:ident,
+        ($($arg:ident : $ty:ty),* $(,)?) => $call:expr
+    ) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            checked!($call, $pname($($arg),*))
+        }
+
+        #[no_mangle]
+        pub unsafe extern "C" fn $iname($($arg: $ty,)* request: *mut MPI_Request) -> c_int {
+            started!($call, Form::Nonblocking, request, $piname($($arg,)* request))
+        }
+
+        #[cfg(mpi_persistent_collectives)]
+        #[no_mangle]
+        pub unsafe extern "C" fn $init(
+            $($arg: $ty,)*
+            info: MPI_Info,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            started!($call, Form::Persistent, request, $pinit($($arg,)* info, request))
+        }
+    };
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Bcast(
-    buf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Barrier / PMPI_Barrier,
+    MPI_Ibarrier / PMPI_Ibarrier,
+    MPI_Barrier_init / PMPI_Barrier_init,
+    (comm: MPI_Comm) => base(Coll::Barrier, comm)
+);
+
+collective!(
+    MPI_Bcast / PMPI_Bcast,
+    MPI_Ibcast / PMPI_Ibcast,
+    MPI_Bcast_init / PMPI_Bcast_init,
+    (buf: *mut c_void, count: c_int, t: Dt, root: c_int, comm: MPI_Comm) => Call {
         root,
         scount: count as i64,
         stype: t,
         ..base(Coll::Bcast, comm)
-    };
-    checked!(call, PMPI_Bcast(buf, count, t, root, comm))
-}
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Gather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Gather / PMPI_Gather,
+    MPI_Igather / PMPI_Igather,
+    MPI_Gather_init / PMPI_Gather_init,
+    (
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Dt,
+        root: c_int, comm: MPI_Comm,
+    ) => Call {
         root,
-        ..send_recv(
-            Coll::Gather,
-            comm,
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvcount,
-            recvtype,
-        )
-    };
-    checked!(
-        call,
-        PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
-    )
-}
+        ..send_recv(Coll::Gather, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Gatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Gatherv / PMPI_Gatherv,
+    MPI_Igatherv / PMPI_Igatherv,
+    MPI_Gatherv_init / PMPI_Gatherv_init,
+    (
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Dt,
+        root: c_int, comm: MPI_Comm,
+    ) => Call {
         root,
         rcounts: recvcounts,
-        ..send_recv(
-            Coll::Gatherv,
-            comm,
-            sendbuf,
-            sendcount,
-            sendtype,
-            0,
-            recvtype,
-        )
-    };
-    checked!(
-        call,
-        PMPI_Gatherv(
-            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm
-        )
-    )
-}
+        ..send_recv(Coll::Gatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scatter(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Scatter / PMPI_Scatter,
+    MPI_Iscatter / PMPI_Iscatter,
+    MPI_Scatter_init / PMPI_Scatter_init,
+    (
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Dt,
+        root: c_int, comm: MPI_Comm,
+    ) => Call {
         root,
         in_place: mpi::is_in_place(recvbuf),
-        ..send_recv(
-            Coll::Scatter,
-            comm,
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvcount,
-            recvtype,
-        )
-    };
-    checked!(
-        call,
-        PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
-    )
-}
+        ..send_recv(Coll::Scatter, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scatterv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Scatterv / PMPI_Scatterv,
+    MPI_Iscatterv / PMPI_Iscatterv,
+    MPI_Scatterv_init / PMPI_Scatterv_init,
+    (
+        sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Dt,
+        root: c_int, comm: MPI_Comm,
+    ) => Call {
         root,
         in_place: mpi::is_in_place(recvbuf),
         scounts: sendcounts,
-        ..send_recv(
-            Coll::Scatterv,
-            comm,
-            sendbuf,
-            0,
-            sendtype,
-            recvcount,
-            recvtype,
-        )
-    };
-    checked!(
-        call,
-        PMPI_Scatterv(
-            sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm
-        )
-    )
-}
+        ..send_recv(Coll::Scatterv, comm, sendbuf, 0, sendtype, recvcount, recvtype)
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = send_recv(
-        Coll::Allgather,
-        comm,
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvcount,
-        recvtype,
-    );
-    checked!(
-        call,
-        PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
-    )
-}
+collective!(
+    MPI_Allgather / PMPI_Allgather,
+    MPI_Iallgather / PMPI_Iallgather,
+    MPI_Allgather_init / PMPI_Allgather_init,
+    (
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Dt, comm: MPI_Comm,
+    ) => send_recv(Coll::Allgather, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Dt,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Allgatherv / PMPI_Allgatherv,
+    MPI_Iallgatherv / PMPI_Iallgatherv,
+    MPI_Allgatherv_init / PMPI_Allgatherv_init,
+    (
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Dt,
+        comm: MPI_Comm,
+    ) => Call {
         rcounts: recvcounts,
-        ..send_recv(
-            Coll::Allgatherv,
-            comm,
-            sendbuf,
-            sendcount,
-            sendtype,
-            0,
-            recvtype,
-        )
-    };
-    checked!(
-        call,
-        PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
-    )
-}
+        ..send_recv(Coll::Allgatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = send_recv(
-        Coll::Alltoall,
-        comm,
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvcount,
-        recvtype,
-    );
-    checked!(
-        call,
-        PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
-    )
-}
+collective!(
+    MPI_Alltoall / PMPI_Alltoall,
+    MPI_Ialltoall / PMPI_Ialltoall,
+    MPI_Alltoall_init / PMPI_Alltoall_init,
+    (
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Dt, comm: MPI_Comm,
+    ) => send_recv(Coll::Alltoall, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: Dt,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Alltoallv / PMPI_Alltoallv,
+    MPI_Ialltoallv / PMPI_Ialltoallv,
+    MPI_Alltoallv_init / PMPI_Alltoallv_init,
+    (
+        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Dt,
+        comm: MPI_Comm,
+    ) => Call {
         scounts: sendcounts,
         rcounts: recvcounts,
         ..send_recv(Coll::Alltoallv, comm, sendbuf, 0, sendtype, 0, recvtype)
-    };
-    checked!(
-        call,
-        PMPI_Alltoallv(
-            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm
-        )
-    )
-}
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Alltoallw(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const Dt,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const Dt,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Alltoallw / PMPI_Alltoallw,
+    MPI_Ialltoallw / PMPI_Ialltoallw,
+    MPI_Alltoallw_init / PMPI_Alltoallw_init,
+    (
+        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int,
+        sendtypes: *const Dt,
+        recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int,
+        recvtypes: *const Dt,
+        comm: MPI_Comm,
+    ) => Call {
         in_place: mpi::is_in_place(sendbuf),
         scounts: sendcounts,
         rcounts: recvcounts,
         stypes: sendtypes,
         rtypes: recvtypes,
         ..base(Coll::Alltoallw, comm)
-    };
-    checked!(
-        call,
-        PMPI_Alltoallw(
-            sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm
-        )
-    )
-}
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Reduce / PMPI_Reduce,
+    MPI_Ireduce / PMPI_Ireduce,
+    MPI_Reduce_init / PMPI_Reduce_init,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: Dt, op: MPI_Op,
+        root: c_int, comm: MPI_Comm,
+    ) => Call {
         root,
         ..reduction(Coll::Reduce, comm, sendbuf, count, t, op)
-    };
-    checked!(
-        call,
-        PMPI_Reduce(sendbuf, recvbuf, count, t, op, root, comm)
-    )
-}
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Allreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = reduction(Coll::Allreduce, comm, sendbuf, count, t, op);
-    checked!(call, PMPI_Allreduce(sendbuf, recvbuf, count, t, op, comm))
-}
+collective!(
+    MPI_Allreduce / PMPI_Allreduce,
+    MPI_Iallreduce / PMPI_Iallreduce,
+    MPI_Allreduce_init / PMPI_Allreduce_init,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: Dt, op: MPI_Op,
+        comm: MPI_Comm,
+    ) => reduction(Coll::Allreduce, comm, sendbuf, count, t, op)
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Reduce_scatter / PMPI_Reduce_scatter,
+    MPI_Ireduce_scatter / PMPI_Ireduce_scatter,
+    MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, t: Dt,
+        op: MPI_Op, comm: MPI_Comm,
+    ) => Call {
         rcounts: recvcounts,
         ..reduction(Coll::ReduceScatter, comm, sendbuf, 1, t, op)
-    };
-    checked!(
-        call,
-        PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, t, op, comm)
-    )
-}
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Reduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = reduction(Coll::ReduceScatterBlock, comm, sendbuf, recvcount, t, op);
-    checked!(
-        call,
-        PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, t, op, comm)
-    )
-}
+collective!(
+    MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block,
+    MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block,
+    MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, t: Dt, op: MPI_Op,
+        comm: MPI_Comm,
+    ) => reduction(Coll::ReduceScatterBlock, comm, sendbuf, recvcount, t, op)
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Scan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = reduction(Coll::Scan, comm, sendbuf, count, t, op);
-    checked!(call, PMPI_Scan(sendbuf, recvbuf, count, t, op, comm))
-}
+collective!(
+    MPI_Scan / PMPI_Scan,
+    MPI_Iscan / PMPI_Iscan,
+    MPI_Scan_init / PMPI_Scan_init,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: Dt, op: MPI_Op,
+        comm: MPI_Comm,
+    ) => reduction(Coll::Scan, comm, sendbuf, count, t, op)
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Exscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-) -> c_int {
-    let call = reduction(Coll::Exscan, comm, sendbuf, count, t, op);
-    checked!(call, PMPI_Exscan(sendbuf, recvbuf, count, t, op, comm))
-}
+collective!(
+    MPI_Exscan / PMPI_Exscan,
+    MPI_Iexscan / PMPI_Iexscan,
+    MPI_Exscan_init / PMPI_Exscan_init,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, t: Dt, op: MPI_Op,
+        comm: MPI_Comm,
+    ) => reduction(Coll::Exscan, comm, sendbuf, count, t, op)
+);
 
-// ---- nonblocking collectives ----
+// Neighborhood collectives: the pairs are the topology's edges (no
+// MPI_IN_PLACE: the standard does not allow it here).
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    started!(
-        base(Coll::Barrier, comm),
-        request,
-        PMPI_Ibarrier(comm, request)
-    )
-}
+collective!(
+    MPI_Neighbor_allgather / PMPI_Neighbor_allgather,
+    MPI_Ineighbor_allgather / PMPI_Ineighbor_allgather,
+    MPI_Neighbor_allgather_init / PMPI_Neighbor_allgather_init,
+    (
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Dt, comm: MPI_Comm,
+    ) => neighbor(Coll::NeighborAllgather, comm, (sendcount, sendtype), (recvcount, recvtype))
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ibcast(
-    buf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        root,
-        scount: count as i64,
-        stype: t,
-        ..base(Coll::Bcast, comm)
-    };
-    started!(
-        call,
-        request,
-        PMPI_Ibcast(buf, count, t, root, comm, request)
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Igather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        root,
-        ..send_recv(
-            Coll::Gather,
-            comm,
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvcount,
-            recvtype,
-        )
-    };
-    started!(
-        call,
-        request,
-        PMPI_Igather(
-            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request
-        )
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Igatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        root,
+collective!(
+    MPI_Neighbor_allgatherv / PMPI_Neighbor_allgatherv,
+    MPI_Ineighbor_allgatherv / PMPI_Ineighbor_allgatherv,
+    MPI_Neighbor_allgatherv_init / PMPI_Neighbor_allgatherv_init,
+    (
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Dt,
+        comm: MPI_Comm,
+    ) => Call {
         rcounts: recvcounts,
-        ..send_recv(
-            Coll::Gatherv,
-            comm,
-            sendbuf,
-            sendcount,
-            sendtype,
-            0,
-            recvtype,
-        )
-    };
-    started!(
-        call,
-        request,
-        PMPI_Igatherv(
-            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-            request
-        )
-    )
-}
+        ..neighbor(Coll::NeighborAllgatherv, comm, (sendcount, sendtype), (0, recvtype))
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatter(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        root,
-        in_place: mpi::is_in_place(recvbuf),
-        ..send_recv(
-            Coll::Scatter,
-            comm,
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvcount,
-            recvtype,
-        )
-    };
-    started!(
-        call,
-        request,
-        PMPI_Iscatter(
-            sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request
-        )
-    )
-}
+collective!(
+    MPI_Neighbor_alltoall / PMPI_Neighbor_alltoall,
+    MPI_Ineighbor_alltoall / PMPI_Ineighbor_alltoall,
+    MPI_Neighbor_alltoall_init / PMPI_Neighbor_alltoall_init,
+    (
+        sendbuf: *const c_void, sendcount: c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: Dt, comm: MPI_Comm,
+    ) => neighbor(Coll::NeighborAlltoall, comm, (sendcount, sendtype), (recvcount, recvtype))
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscatterv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    displs: *const c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        root,
-        in_place: mpi::is_in_place(recvbuf),
-        scounts: sendcounts,
-        ..send_recv(
-            Coll::Scatterv,
-            comm,
-            sendbuf,
-            0,
-            sendtype,
-            recvcount,
-            recvtype,
-        )
-    };
-    started!(
-        call,
-        request,
-        PMPI_Iscatterv(
-            sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-            request
-        )
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgather(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = send_recv(
-        Coll::Allgather,
-        comm,
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvcount,
-        recvtype,
-    );
-    started!(
-        call,
-        request,
-        PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallgatherv(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    displs: *const c_int,
-    recvtype: Dt,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        rcounts: recvcounts,
-        ..send_recv(
-            Coll::Allgatherv,
-            comm,
-            sendbuf,
-            sendcount,
-            sendtype,
-            0,
-            recvtype,
-        )
-    };
-    started!(
-        call,
-        request,
-        PMPI_Iallgatherv(
-            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request
-        )
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoall(
-    sendbuf: *const c_void,
-    sendcount: c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    recvtype: Dt,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = send_recv(
-        Coll::Alltoall,
-        comm,
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvcount,
-        recvtype,
-    );
-    started!(
-        call,
-        request,
-        PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallv(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtype: Dt,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtype: Dt,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
+collective!(
+    MPI_Neighbor_alltoallv / PMPI_Neighbor_alltoallv,
+    MPI_Ineighbor_alltoallv / PMPI_Ineighbor_alltoallv,
+    MPI_Neighbor_alltoallv_init / PMPI_Neighbor_alltoallv_init,
+    (
+        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Dt,
+        comm: MPI_Comm,
+    ) => Call {
         scounts: sendcounts,
         rcounts: recvcounts,
-        ..send_recv(Coll::Alltoallv, comm, sendbuf, 0, sendtype, 0, recvtype)
-    };
-    started!(
-        call,
-        request,
-        PMPI_Ialltoallv(
-            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-            request
-        )
-    )
-}
+        ..neighbor(Coll::NeighborAlltoallv, comm, (0, sendtype), (0, recvtype))
+    }
+);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ialltoallw(
-    sendbuf: *const c_void,
-    sendcounts: *const c_int,
-    sdispls: *const c_int,
-    sendtypes: *const Dt,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    rdispls: *const c_int,
-    recvtypes: *const Dt,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        in_place: mpi::is_in_place(sendbuf),
+collective!(
+    MPI_Neighbor_alltoallw / PMPI_Neighbor_alltoallw,
+    MPI_Ineighbor_alltoallw / PMPI_Ineighbor_alltoallw,
+    MPI_Neighbor_alltoallw_init / PMPI_Neighbor_alltoallw_init,
+    (
+        sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint,
+        sendtypes: *const Dt,
+        recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint,
+        recvtypes: *const Dt,
+        comm: MPI_Comm,
+    ) => Call {
         scounts: sendcounts,
         rcounts: recvcounts,
         stypes: sendtypes,
         rtypes: recvtypes,
-        ..base(Coll::Alltoallw, comm)
-    };
-    started!(
-        call,
-        request,
-        PMPI_Ialltoallw(
-            sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-            request
-        )
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    op: MPI_Op,
-    root: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        root,
-        ..reduction(Coll::Reduce, comm, sendbuf, count, t, op)
-    };
-    started!(
-        call,
-        request,
-        PMPI_Ireduce(sendbuf, recvbuf, count, t, op, root, comm, request)
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iallreduce(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = reduction(Coll::Allreduce, comm, sendbuf, count, t, op);
-    started!(
-        call,
-        request,
-        PMPI_Iallreduce(sendbuf, recvbuf, count, t, op, comm, request)
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = Call {
-        rcounts: recvcounts,
-        ..reduction(Coll::ReduceScatter, comm, sendbuf, 1, t, op)
-    };
-    started!(
-        call,
-        request,
-        PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, t, op, comm, request)
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Ireduce_scatter_block(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcount: c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = reduction(Coll::ReduceScatterBlock, comm, sendbuf, recvcount, t, op);
-    started!(
-        call,
-        request,
-        PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, t, op, comm, request)
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = reduction(Coll::Scan, comm, sendbuf, count, t, op);
-    started!(
-        call,
-        request,
-        PMPI_Iscan(sendbuf, recvbuf, count, t, op, comm, request)
-    )
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Iexscan(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: c_int,
-    t: Dt,
-    op: MPI_Op,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    let call = reduction(Coll::Exscan, comm, sendbuf, count, t, op);
-    started!(
-        call,
-        request,
-        PMPI_Iexscan(sendbuf, recvbuf, count, t, op, comm, request)
-    )
-}
+        ..base(Coll::NeighborAlltoallw, comm)
+    }
+);
 
 // ---- completion: a nonblocking collective's check completes with it ----
+
+/// A persistent collective's request freed before any completion still
+/// has its check in flight: the check completes first (every rank posted
+/// its part when it made the request, so this does not wait for a start).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
+    if check::any_pending() {
+        // SAFETY: the user's request.
+        if let Err(rc) = check::complete(unsafe { *request }, true) {
+            return rc;
+        }
+    }
+    // SAFETY: the user's arguments.
+    unsafe { PMPI_Request_free(request) }
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {

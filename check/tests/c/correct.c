@@ -233,6 +233,61 @@ int main(int argc, char **argv) {
         done += outc;
     }
     CHECK(b[size - 1] == size - 1);
+
+    /* Neighborhood collectives, each pair's signatures against the
+     * topology: a periodic ring (with 2 ranks both neighbors are the same
+     * rank: repeated edges), a non-periodic line (MPI_PROC_NULL ends), a
+     * directed distributed graph; equal signatures of different layouts. */
+    MPI_Comm ring, line, dgraph;
+    int rdims[1] = {size}, rper[1] = {1}, lper[1] = {0};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, rdims, rper, 0, &ring);
+    MPI_Cart_create(MPI_COMM_WORLD, 1, rdims, lper, 0, &line);
+    int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    int weight[1] = {1}; /* weighted: Open MPI's MPI_UNWEIGHTED trips gcc's bounds checks */
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, weight, 1, &right, weight,
+                                   MPI_INFO_NULL, 0, &dgraph);
+    int nb[4] = {-1, -1, -1, -1}, mine4[4] = {rank, rank, rank, rank};
+    MPI_Neighbor_allgather(&rank, 1, MPI_INT, nb, 1, MPI_INT, ring);
+    CHECK(nb[0] == left && nb[1] == right);
+    MPI_Datatype pair2;
+    MPI_Type_contiguous(2, MPI_INT, &pair2);
+    MPI_Type_commit(&pair2);
+    MPI_Neighbor_alltoall(mine4, 1, pair2, nb, 2, MPI_INT, ring);
+    CHECK(nb[0] == left && nb[3] == right);
+    int ncounts[2] = {1, 1}, ndispls[2] = {0, 1};
+    MPI_Aint wdispls[2] = {0, sizeof(int)};
+    MPI_Datatype ntypes[2] = {MPI_INT, MPI_INT};
+    for (int i = 0; i < 4; i++) nb[i] = -1;
+    MPI_Neighbor_alltoallv(mine4, ncounts, ndispls, MPI_INT, nb, ncounts, ndispls, MPI_INT, line);
+    CHECK(nb[0] == (rank > 0 ? left : -1) && nb[1] == (rank < size - 1 ? right : -1));
+    MPI_Neighbor_alltoallw(mine4, ncounts, wdispls, ntypes, nb, ncounts, wdispls, ntypes, ring);
+    MPI_Neighbor_allgatherv(&rank, 1, MPI_INT, nb, ncounts, ndispls, MPI_INT, ring);
+    CHECK(nb[0] == left && nb[1] == right);
+    MPI_Ineighbor_alltoall(&rank, 1, MPI_INT, nb, 1, MPI_INT, dgraph, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    CHECK(nb[0] == left);
+    sum += nb[0];
+    MPI_Type_free(&pair2);
+    MPI_Comm_free(&dgraph);
+    MPI_Comm_free(&line);
+
+#if MPI_VERSION >= 4
+    /* Persistent collectives (MPI 4), started twice each. */
+    int pv = 0, pin = rank + 1, pout = 0;
+    MPI_Request preq[2];
+    MPI_Bcast_init(&pv, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &preq[0]);
+    MPI_Allreduce_init(&pin, &pout, 1, MPI_INT, MPI_SUM, ring, MPI_INFO_NULL, &preq[1]);
+    for (int k = 0; k < 2; k++) {
+        if (rank == 0) pv = 100 + k;
+        MPI_Startall(2, preq);
+        MPI_Waitall(2, preq, stats);
+        CHECK(pv == 100 + k && pout == size * (size + 1) / 2);
+    }
+    MPI_Request_free(&preq[0]);
+    MPI_Request_free(&preq[1]);
+    sum += pv;
+#endif
+    MPI_Comm_free(&ring);
     MPI_Comm_free(&half);
     MPI_Comm_free(&dup);
     MPI_Type_free(&vec);

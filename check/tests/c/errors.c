@@ -91,6 +91,25 @@ int main(int argc, char **argv) {
             MPI_Bcast(buf, 1, MPI_INT, 0, c2);
             MPI_Bcast(buf, 1, MPI_INT, 0, c1);
         }
+    } else if (!strcmp(s, "neighbor")) {
+        /* A ring's neighborhood alltoall: the last rank receives floats. */
+        MPI_Comm ring;
+        int dims[1] = {size}, periods[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+        rc = MPI_Neighbor_alltoall(buf, 1, MPI_INT, out, 1, last ? MPI_FLOAT : MPI_INT, ring);
+    } else if (!strcmp(s, "persistent_root")) {
+#if MPI_VERSION >= 4
+        MPI_Request r;
+        MPI_Bcast_init(buf, 1, MPI_INT, last ? rank : 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+        MPI_Start(&r);
+        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+#else
+        /* No persistent collectives in this MPI: the same report from the
+         * nonblocking form keeps the scenario's expectations. */
+        MPI_Request r;
+        MPI_Ibcast(buf, 1, MPI_INT, last ? rank : 0, MPI_COMM_WORLD, &r);
+        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+#endif
     } else if (!strcmp(s, "bcast_as_send")) {
         if (rank == 0) MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
         else MPI_Recv(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
