@@ -36,7 +36,7 @@ pub use api::{
     marshal, marshal_into, marshal_size, read, signature_count, signature_hash,
     stream_signature_hash, type_tree, unmarshal, write, Representation,
 };
-pub use compare::{compare, Comparison, Level};
+pub use compare::{compare, signature_difference, Comparison, Level, SignatureDifference};
 pub use error::{Error, Result};
 pub use format::codes::{Combiner, Distribution, Order, Predefined};
 pub use format::tree::{Attribute, Bounds, Kind, Node};

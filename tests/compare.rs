@@ -155,6 +155,33 @@ fn a_signature_difference_names_the_element_and_the_path() {
         "{}",
         c.explanation
     );
+    // The same difference, structured, for tools that word it themselves.
+    let sd = mpix_marshal::signature_difference(a, b).unwrap().unwrap();
+    assert_eq!(sd.index, 1);
+    assert_eq!(
+        (sd.first.as_str(), sd.second.as_str()),
+        ("MPI_DOUBLE", "MPI_FLOAT")
+    );
+    assert_eq!(
+        sd.first_path,
+        "root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE"
+    );
+    assert!(
+        sd.second_path.ends_with("member 1, copy 0 > MPI_FLOAT"),
+        "{}",
+        sd.second_path
+    );
+    assert_eq!(mpix_marshal::signature_difference(a, a).unwrap(), None);
+    // A shorter signature ends where the longer goes on.
+    let short = contiguous(2, inner_a);
+    let sd = mpix_marshal::signature_difference(short, a)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (sd.index, sd.first.as_str()),
+        (4, "the end of the signature")
+    );
+    free(short);
     // Equal signatures built differently: equal at the signature level only.
     let flat = structure(&[1, 1, 1, 1], &[0, 8, 16, 24], &[i, d, i, d]);
     let two = contiguous(2, inner_a);

@@ -6,10 +6,10 @@
 use crate::digest::{self, Digest};
 use crate::mpi::{self, State};
 use crate::record::*;
-use crate::report::{config, parse_difference, Mode, Report};
+use crate::report::{config, json_str, Mode, Report};
 use crate::watchdog::{self, Phase, Waiting};
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
-use mpix_marshal::{HashKind, Level, Representation};
+use mpix_marshal::{HashKind, Representation};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -334,35 +334,32 @@ fn difference_lines(
 ) -> (Vec<String>, Vec<(&'static str, String)>) {
     let (a, a_owned) = mpi::contiguous(first.1, first.2);
     let (b, b_owned) = mpi::contiguous(second.1, second.2);
-    let cmp = mpix_marshal::compare(a, b, Level::Signature);
+    let diff = mpix_marshal::signature_difference(a, b);
     if a_owned {
         mpi::free_type(a);
     }
     if b_owned {
         mpi::free_type(b);
     }
-    match cmp {
-        Ok(c) if !c.is_equal() => match parse_difference(&c.explanation) {
-            Some(d) => {
-                let fields = vec![
-                    ("element", d.index.clone()),
-                    ("first_type", crate::report::json_str(&d.first)),
-                    ("second_type", crate::report::json_str(&d.second)),
-                    ("first_path", crate::report::json_str(&d.first_path)),
-                    ("second_path", crate::report::json_str(&d.second_path)),
-                ];
-                (
-                    vec![
-                        format!("first difference at element {} of the signatures:", d.index),
-                        format!("  {} has {} at {}", first.0, d.first, d.first_path),
-                        format!("  {} has {} at {}", second.0, d.second, d.second_path),
-                    ],
-                    fields,
-                )
-            }
-            None => (vec![c.explanation], vec![]),
-        },
-        Ok(_) => (
+    match diff {
+        Ok(Some(d)) => {
+            let fields = vec![
+                ("element", d.index.to_string()),
+                ("first_type", json_str(&d.first)),
+                ("second_type", json_str(&d.second)),
+                ("first_path", json_str(&d.first_path)),
+                ("second_path", json_str(&d.second_path)),
+            ];
+            (
+                vec![
+                    format!("first difference at element {} of the signatures:", d.index),
+                    format!("  {} has {} at {}", first.0, d.first, d.first_path),
+                    format!("  {} has {} at {}", second.0, d.second, d.second_path),
+                ],
+                fields,
+            )
+        }
+        Ok(None) => (
             vec![
                 "the signatures are equal element by element: only MPI_PACKED's byte counts differ"
                     .into(),

@@ -132,49 +132,9 @@ pub fn json_str(s: &str) -> String {
     out
 }
 
-/// The parts of the library's signature comparison ("signature level: the
-/// signatures differ at element 3: MPI_INT vs MPI_BYTE (first type: P;
-/// second type: Q)"): index, each side's basic type and path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Difference {
-    pub index: String,
-    pub first: String,
-    pub second: String,
-    pub first_path: String,
-    pub second_path: String,
-}
-
-pub fn parse_difference(explanation: &str) -> Option<Difference> {
-    let rest = explanation.split_once("differ at element ")?.1;
-    let (index, rest) = rest.split_once(": ")?;
-    let (types, paths) = rest.split_once(" (first type: ")?;
-    let (first, second) = types.split_once(" vs ")?;
-    let (first_path, second_path) = paths.split_once("; second type: ")?;
-    Some(Difference {
-        index: index.to_string(),
-        first: first.to_string(),
-        second: second.to_string(),
-        first_path: first_path.to_string(),
-        second_path: second_path.strip_suffix(')')?.to_string(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_comparison_is_parsed_into_its_parts() {
-        let d = parse_difference(
-            "signature level: the signatures differ at element 3: MPI_INT vs MPI_BYTE (first type: root CONTIGUOUS copy 3 > MPI_INT; second type: root MPI_BYTE)",
-        )
-        .unwrap();
-        assert_eq!(d.index, "3");
-        assert_eq!(d.first, "MPI_INT");
-        assert_eq!(d.second, "MPI_BYTE");
-        assert_eq!(d.first_path, "root CONTIGUOUS copy 3 > MPI_INT");
-        assert_eq!(d.second_path, "root MPI_BYTE");
-    }
 
     #[test]
     fn reports_start_every_line_with_the_tool_name() {

@@ -120,17 +120,57 @@ pub fn compare(a: Datatype, b: Datatype, level: Level) -> Result<Comparison> {
     })
 }
 
+/// Where two type signatures first differ, for a tool that reports it in
+/// its own words (the collective checker does).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureDifference {
+    /// The element (from 0) of the first difference.
+    pub index: u128,
+    /// The first type's basic type there (`MPI_INT`), or "the end of the
+    /// signature" when it has fewer elements.
+    pub first: String,
+    /// The second type's basic type there, likewise.
+    pub second: String,
+    /// Where that element sits in the first type's tree
+    /// (`root MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE`).
+    pub first_path: String,
+    /// Where it sits in the second type's tree.
+    pub second_path: String,
+}
+
+/// The first difference between the type signatures of `a` and `b`, or
+/// None when they are equal (exactly, element by element: no hash).
+pub fn signature_difference(a: Datatype, b: Datatype) -> Result<Option<SignatureDifference>> {
+    signature_difference_of(&type_tree(a)?, &type_tree(b)?)
+}
+
+fn signature_difference_of(a: &Node, b: &Node) -> Result<Option<SignatureDifference>> {
+    let Some(d) = Signature::new(a)?.first_difference(&Signature::new(b)?)? else {
+        return Ok(None);
+    };
+    let side = |t: Option<crate::signature::BasicType>| match t {
+        Some(t) => t.describe(),
+        None => "the end of the signature".to_string(),
+    };
+    Ok(Some(SignatureDifference {
+        index: d.index,
+        first: side(d.left),
+        second: side(d.right),
+        first_path: locate::path(a, d.index)?,
+        second_path: locate::path(b, d.index)?,
+    }))
+}
+
 /// The signature level: None when the signatures are equal.
 fn signature_level(a: &Node, b: &Node) -> Result<Option<Comparison>> {
-    let Some(d) = Signature::new(a)?.first_difference(&Signature::new(b)?)? else {
+    let Some(d) = signature_difference_of(a, b)? else {
         return Ok(None);
     };
     Ok(Some(Comparison::differ(
         Level::Signature,
         format!(
-            "{d} (first type: {}; second type: {})",
-            locate::path(a, d.index)?,
-            locate::path(b, d.index)?
+            "the signatures differ at element {}: {} vs {} (first type: {}; second type: {})",
+            d.index, d.first, d.second, d.first_path, d.second_path
         ),
     )))
 }

@@ -29,7 +29,6 @@ use super::fold::{walk, Algebra};
 use crate::error::{Error, Result};
 use crate::format::tree::Node;
 use std::collections::HashMap;
-use std::fmt;
 
 type Id = u32;
 
@@ -301,22 +300,6 @@ pub struct Difference {
     pub left: Option<BasicType>,
     /// The second signature's element there; None when it has ended.
     pub right: Option<BasicType>,
-}
-
-impl fmt::Display for Difference {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let side = |b: Option<BasicType>| match b {
-            Some(b) => b.describe(),
-            None => "the end of the signature".to_string(),
-        };
-        write!(
-            f,
-            "the signatures differ at element {}: {} vs {}",
-            self.index,
-            side(self.left),
-            side(self.right)
-        )
-    }
 }
 
 impl Signature {
