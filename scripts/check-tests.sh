@@ -28,17 +28,21 @@ done
 # run NAME N EXPECT_EXIT(fail|ok) ENV... -- ARGS ; then the patterns on stdin (one per line)
 scenario() {
     local name=$1 n=$2 expect=$3; shift 3
+    # The expected lines first: mpiexec would read stdin (it forwards it to rank 0).
+    local pats=()
+    mapfile -t pats
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     local log="$out/$name-$n.log"
     timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_TIMEOUT=3 \
-        MPIX_CHECK_LOG="$out/$name-$n.json" "${envs[@]}" "$out/errors" "$@" >"$log" 2>&1
+        MPIX_CHECK_LOG="$out/$name-$n.json" "${envs[@]}" "$out/errors" "$@" >"$log" 2>&1 </dev/null
     local rc=$?
     if [ "$expect" = fail ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ]; }; then fail "$name -n $n: exit $rc, expected the job to fail" "$log"; return; fi
     if [ "$expect" = ok ] && [ $rc -ne 0 ]; then fail "$name -n $n: exit $rc, expected 0" "$log"; return; fi
     local pat
-    while IFS= read -r pat; do
+    [ "${#pats[@]}" -gt 0 ] || { fail "$name -n $n: the scenario lists no expected lines" "$log"; return; }
+    for pat in "${pats[@]}"; do
         [ -z "$pat" ] && continue
         if ! grep -qF -- "$pat" "$log"; then fail "$name -n $n: no line with '$pat'" "$log"; return; fi
     done
@@ -124,6 +128,20 @@ EOF2
 on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
 mpix-check:   rank $l: root $l
 EOF2
+    scenario win-fence-assert "$n" fail -- win_fence <<EOF2
+mpix-check: MPI_Win_fence on 
+, call #1 there: the ranks passed different assert
+mpix-check:   $others: assert 0
+mpix-check:   rank $l: assert
+EOF2
+    # A file's default error handler is MPI_ERRORS_RETURN: the call returns the error.
+    scenario file-view-etype "$n" ok -- file_view <<EOF2
+mpix-check: MPI_File_set_view on the file "mpix-check-errors.tmp" opened on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
+rank 0 etype = 1 x MPI_INT: 1 element, 4 bytes
+rank $l etype = 1 x MPI_FLOAT: 1 element, 4 bytes
+rank $l has MPI_FLOAT at root MPI_FLOAT
+rank $l: call returned
+EOF2
     scenario timeout-two-comms "$n" fail -- two_comms <<EOF2
 on comm1, call #1 there: no matching check from the other ranks after 3 s
 is waiting in MPI_Bcast (call #1 on comm1)
@@ -145,9 +163,9 @@ EOF2
     # The false-positive suite: no report, and the same results with and without the checker.
     plain="$out/correct-plain-$n.log"
     checked="$out/correct-checked-$n.log"
-    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/correct" >"$plain" 2>&1
+    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/correct" >"$plain" 2>&1 </dev/null
     rc1=$?
-    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_TIMEOUT=20 "$out/correct" >"$checked" 2>&1
+    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_TIMEOUT=20 "$out/correct" >"$checked" 2>&1 </dev/null
     rc2=$?
     if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
         fail "correct -n $n: exit $rc1 without the checker, $rc2 with it" "$checked"

@@ -37,6 +37,9 @@ pub struct Call {
     pub extra: u64,
     /// The communicator's neighborhood (neighborhood collectives only).
     pub topo: Option<Arc<mpi::Topo>>,
+    /// The window or file a window or file call is on; its checks run on
+    /// its own private duplicate.
+    pub object: Option<mpi::Object>,
 }
 
 impl Call {
@@ -58,6 +61,7 @@ impl Call {
             rtypes: std::ptr::null(),
             extra: 0,
             topo: None,
+            object: None,
         }
     }
 
@@ -92,7 +96,8 @@ impl Call {
             | Coll::Scan
             | Coll::Exscan
             | Coll::ReduceScatterBlock
-            | Coll::ReduceScatter => (send, None),
+            | Coll::ReduceScatter
+            | Coll::FileSetView => (send, None),
             Coll::Gather => (
                 send.filter(|_| !(is_root && self.in_place)),
                 recv.filter(|_| is_root),
@@ -393,7 +398,10 @@ fn rank_role(call: &Call, r: usize) -> String {
 fn base_report(call: &Call, st: &State, kind: &'static str, summary: String) -> Report {
     Report {
         call: call.name(),
-        comm: mpi::comm_name(call.comm, st.size),
+        comm: st
+            .label
+            .clone()
+            .unwrap_or_else(|| mpi::comm_name(call.comm, st.size)),
         seq: st.seq,
         rank: st.rank,
         size: st.size,
@@ -453,8 +461,8 @@ fn group_lines(call: &Call, recs: &[Record], f: &Finding) -> (String, Vec<String
                 format!("the ranks passed different {what}"),
                 g.iter()
                     .map(|(v, r)| {
-                        if call.coll == Coll::IntercommCreate {
-                            format!("{}: tag {}", ranks(r), *v as i64)
+                        if call.coll.extra_is_scalar() {
+                            format!("{}: {what} {}", ranks(r), *v as i64)
                         } else {
                             format!("{}: {what} hashing to {v:#018x}", ranks(r))
                         }
@@ -577,7 +585,7 @@ fn conclude(call: &Call) -> Result<(), c_int> {
     if config().mode == Mode::Warn {
         return Ok(());
     }
-    Err(mpi::raise(call.comm))
+    Err(mpi::raise(call.comm, call.object))
 }
 
 /// The state of the call's communicator when the call is checked; a
@@ -586,7 +594,11 @@ fn enabled(call: &mut Call) -> Option<&'static mut State> {
     if config().mode == Mode::Off {
         return None;
     }
-    let st = mpi::state(call.comm).filter(|st| !st.inter)?;
+    let st = match call.object {
+        Some(object) => mpi::object_state(object),
+        None => mpi::state(call.comm),
+    }
+    .filter(|st| !st.inter)?;
     if call.coll.neighborhood() {
         if st.topo.is_none() {
             st.topo = mpi::topology(call.comm).map(Arc::new);
@@ -972,6 +984,7 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
         inter: false,
         comm: st.comm,
         topo: st.topo.clone(),
+        label: st.label.clone(),
     };
     let done = if block {
         let _w = arm(&p.call, &view, Phase::Arguments);

@@ -95,6 +95,30 @@ pub enum Coll {
     NeighborAlltoall,
     NeighborAlltoallv,
     NeighborAlltoallw,
+    WinCreate,
+    WinAllocate,
+    WinAllocateShared,
+    WinCreateDynamic,
+    WinFence,
+    WinFree,
+    FileOpen,
+    FileClose,
+    FileSetSize,
+    FilePreallocate,
+    FileSetView,
+    FileSetAtomicity,
+    FileReadAllBegin,
+    FileReadAllEnd,
+    FileWriteAllBegin,
+    FileWriteAllEnd,
+    FileReadAtAllBegin,
+    FileReadAtAllEnd,
+    FileWriteAtAllBegin,
+    FileWriteAtAllEnd,
+    FileReadOrderedBegin,
+    FileReadOrderedEnd,
+    FileWriteOrderedBegin,
+    FileWriteOrderedEnd,
 }
 
 /// Added to a call's code for its nonblocking form.
@@ -137,7 +161,7 @@ pub enum Reference {
 }
 
 impl Coll {
-    pub const ALL: [Coll; 30] = [
+    pub const ALL: [Coll; 54] = [
         Coll::Barrier,
         Coll::Bcast,
         Coll::Gather,
@@ -168,6 +192,30 @@ impl Coll {
         Coll::NeighborAlltoall,
         Coll::NeighborAlltoallv,
         Coll::NeighborAlltoallw,
+        Coll::WinCreate,
+        Coll::WinAllocate,
+        Coll::WinAllocateShared,
+        Coll::WinCreateDynamic,
+        Coll::WinFence,
+        Coll::WinFree,
+        Coll::FileOpen,
+        Coll::FileClose,
+        Coll::FileSetSize,
+        Coll::FilePreallocate,
+        Coll::FileSetView,
+        Coll::FileSetAtomicity,
+        Coll::FileReadAllBegin,
+        Coll::FileReadAllEnd,
+        Coll::FileWriteAllBegin,
+        Coll::FileWriteAllEnd,
+        Coll::FileReadAtAllBegin,
+        Coll::FileReadAtAllEnd,
+        Coll::FileWriteAtAllBegin,
+        Coll::FileWriteAtAllEnd,
+        Coll::FileReadOrderedBegin,
+        Coll::FileReadOrderedEnd,
+        Coll::FileWriteOrderedBegin,
+        Coll::FileWriteOrderedEnd,
     ];
 
     pub fn from_code(code: u64) -> Option<(Coll, Form)> {
@@ -218,6 +266,30 @@ impl Coll {
             Coll::NeighborAlltoall => "Neighbor_alltoall",
             Coll::NeighborAlltoallv => "Neighbor_alltoallv",
             Coll::NeighborAlltoallw => "Neighbor_alltoallw",
+            Coll::WinCreate => "Win_create",
+            Coll::WinAllocate => "Win_allocate",
+            Coll::WinAllocateShared => "Win_allocate_shared",
+            Coll::WinCreateDynamic => "Win_create_dynamic",
+            Coll::WinFence => "Win_fence",
+            Coll::WinFree => "Win_free",
+            Coll::FileOpen => "File_open",
+            Coll::FileClose => "File_close",
+            Coll::FileSetSize => "File_set_size",
+            Coll::FilePreallocate => "File_preallocate",
+            Coll::FileSetView => "File_set_view",
+            Coll::FileSetAtomicity => "File_set_atomicity",
+            Coll::FileReadAllBegin => "File_read_all_begin",
+            Coll::FileReadAllEnd => "File_read_all_end",
+            Coll::FileWriteAllBegin => "File_write_all_begin",
+            Coll::FileWriteAllEnd => "File_write_all_end",
+            Coll::FileReadAtAllBegin => "File_read_at_all_begin",
+            Coll::FileReadAtAllEnd => "File_read_at_all_end",
+            Coll::FileWriteAtAllBegin => "File_write_at_all_begin",
+            Coll::FileWriteAtAllEnd => "File_write_at_all_end",
+            Coll::FileReadOrderedBegin => "File_read_ordered_begin",
+            Coll::FileReadOrderedEnd => "File_read_ordered_end",
+            Coll::FileWriteOrderedBegin => "File_write_ordered_begin",
+            Coll::FileWriteOrderedEnd => "File_write_ordered_end",
         }
     }
 
@@ -303,7 +375,8 @@ impl Coll {
             | Coll::ReduceScatter
             | Coll::ReduceScatterBlock
             | Coll::Scan
-            | Coll::Exscan => Reference::FirstA,
+            | Coll::Exscan
+            | Coll::FileSetView => Reference::FirstA,
             _ => Reference::None,
         }
     }
@@ -315,8 +388,22 @@ impl Coll {
             Coll::Reduce | Coll::Allreduce | Coll::Scan | Coll::Exscan => ("(count, datatype)", ""),
             Coll::ReduceScatterBlock => ("(recvcount, datatype)", ""),
             Coll::ReduceScatter => ("one datatype", ""),
+            Coll::FileSetView => ("etype", ""),
             _ => ("(sendcount, sendtype)", "(recvcount, recvtype)"),
         }
+    }
+
+    /// The `extra` word is the value itself (a tag, an assert, a size, a
+    /// flag), not a hash of arrays.
+    pub fn extra_is_scalar(self) -> bool {
+        matches!(
+            self,
+            Coll::IntercommCreate
+                | Coll::WinFence
+                | Coll::FileSetSize
+                | Coll::FilePreallocate
+                | Coll::FileSetAtomicity
+        )
     }
 
     /// What the record's `extra` word stands for, when it must agree.
@@ -326,6 +413,11 @@ impl Coll {
             Coll::CartCreate | Coll::CartMap => Some("dims and periods"),
             Coll::GraphCreate | Coll::GraphMap => Some("graph (index and edges)"),
             Coll::IntercommCreate => Some("tag"),
+            Coll::WinFence => Some("assert"),
+            Coll::FileOpen => Some("filename and amode"),
+            Coll::FileSetSize | Coll::FilePreallocate => Some("size"),
+            Coll::FileSetView => Some("datarep"),
+            Coll::FileSetAtomicity => Some("flag"),
             _ => None,
         }
     }

@@ -263,6 +263,9 @@ pub struct State {
     pub comm: u64,
     /// Its neighborhood, read at its first neighborhood collective.
     pub topo: Option<std::sync::Arc<Topo>>,
+    /// What reports call a window's or file's checks ("a window on
+    /// MPI_COMM_WORLD"); None for a communicator (its name is asked anew).
+    pub label: Option<String>,
 }
 
 static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -273,12 +276,7 @@ extern "C" fn delete_state(value: *mut c_void) {
     }
     // SAFETY: every attribute value of the keyval is a Box<State> leaked
     // by `state`, and MPI calls this once per value.
-    let mut st = unsafe { Box::from_raw(value as *mut State) };
-    watchdog::forget_name(st.comm);
-    if !st.inter {
-        // SAFETY: the duplicate is the checker's own.
-        unsafe { PMPI_Comm_free(&mut st.dup) };
-    }
+    free_state(*unsafe { Box::from_raw(value as *mut State) });
 }
 
 fn keyval() -> c_int {
@@ -322,35 +320,115 @@ pub fn state(comm: MPI_Comm) -> Option<&'static mut State> {
         // delete callback; one thread uses a communicator's checks at a time.
         return Some(unsafe { &mut *(value as *mut State) });
     }
-    let (mut inter, mut rank, mut size) = (0, 0, 0);
-    // SAFETY: plain queries of a valid communicator.
-    unsafe {
-        PMPI_Comm_test_inter(comm, &mut inter);
-        PMPI_Comm_rank(comm, &mut rank);
-        PMPI_Comm_size(comm, &mut size);
-    }
-    let mut dup = comm_null();
-    if inter == 0 {
-        // SAFETY: duplicates the user's communicator for the checker.
-        unsafe {
-            PMPI_Comm_dup(comm, &mut dup);
-            PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN);
-        }
-    }
-    let st = Box::into_raw(Box::new(State {
-        dup,
-        seq: 0,
-        rank: rank as usize,
-        size: size as usize,
-        inter: inter != 0,
-        comm: bits(comm),
-        topo: None,
-    }));
-    watchdog::set_name(bits(comm), comm_name(comm, size as usize));
+    let st = Box::into_raw(new_state(comm, bits(comm), None));
     // SAFETY: attaches the state; MPI calls delete_state when comm is freed.
     unsafe { PMPI_Comm_set_attr(comm, kv, st as *mut c_void) };
     // SAFETY: st was just leaked and is owned by the attribute.
     Some(unsafe { &mut *st })
+}
+
+/// A new state for checks on `comm` (or on a window or file made on it,
+/// whose handle is `key`), with its private duplicate. A communicator the
+/// checker cannot query or duplicate gets a state that checks nothing.
+fn new_state(comm: MPI_Comm, key: u64, label: Option<String>) -> Box<State> {
+    let (mut inter, mut rank, mut size) = (0, 0, 0);
+    let mut dup = comm_null();
+    // SAFETY: plain queries of a valid communicator, and its duplicate for
+    // the checker.
+    let ok = unsafe {
+        ok(PMPI_Comm_test_inter(comm, &mut inter)).is_ok()
+            && ok(PMPI_Comm_rank(comm, &mut rank)).is_ok()
+            && ok(PMPI_Comm_size(comm, &mut size)).is_ok()
+            && (inter != 0
+                || (ok(PMPI_Comm_dup(comm, &mut dup)).is_ok()
+                    && ok(PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN)).is_ok()))
+    };
+    let name = label
+        .clone()
+        .unwrap_or_else(|| comm_name(comm, size.max(0) as usize));
+    watchdog::set_name(key, name);
+    Box::new(State {
+        dup,
+        seq: 0,
+        rank: rank.max(0) as usize,
+        size: size.max(0) as usize,
+        // Not checked: an intercommunicator, or one the checker cannot use.
+        inter: inter != 0 || !ok,
+        comm: key,
+        topo: None,
+        label,
+    })
+}
+
+/// The states of windows and files (which have no attributes the checker
+/// could use for files, so both live here), by handle.
+fn objects() -> &'static std::sync::Mutex<std::collections::HashMap<u64, usize>> {
+    static O: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<u64, usize>>> =
+        std::sync::OnceLock::new();
+    O.get_or_init(Default::default)
+}
+
+/// A window or file was made on `comm` (collectively): its checks get a
+/// private duplicate of `comm`, as a communicator's do.
+pub fn object_made<T: Copy>(handle: T, comm: MPI_Comm, label: String) {
+    let st = Box::into_raw(new_state(comm, bits(handle), Some(label)));
+    let old = objects()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(bits(handle), st as usize);
+    if let Some(old) = old {
+        // SAFETY: a state this map owned (a handle MPI reused).
+        free_state(*unsafe { Box::from_raw(old as *mut State) });
+    }
+}
+
+/// The state of a window or file, when the checker saw it made.
+pub fn object_state(object: Object) -> Option<&'static mut State> {
+    let p = *objects()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&object.key())?;
+    // SAFETY: the map owns the leaked Box until `object_freed`; one thread
+    // uses an object's checks at a time.
+    Some(unsafe { &mut *(p as *mut State) })
+}
+
+/// A window or file was freed (its handle's bits from before the call).
+pub fn object_freed(handle: u64) {
+    let p = objects()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&handle);
+    if let Some(p) = p {
+        // SAFETY: the map owned it.
+        free_state(*unsafe { Box::from_raw(p as *mut State) });
+    }
+}
+
+fn free_state(mut st: State) {
+    watchdog::forget_name(st.comm);
+    if !st.inter {
+        // SAFETY: the duplicate is the checker's own.
+        unsafe { PMPI_Comm_free(&mut st.dup) };
+    }
+}
+
+/// A window's name for reports: its name if set, else "a window on COMM".
+pub fn win_label(win: MPI_Win, comm: MPI_Comm) -> String {
+    // SAFETY: reads the MPI_MAX_OBJECT_NAME constant.
+    let max = unsafe { mxc_max_object_name() } as usize;
+    let mut buf = vec![0u8; max + 1];
+    let mut len: c_int = 0;
+    // SAFETY: buf holds MPI_MAX_OBJECT_NAME bytes.
+    let rc = unsafe { PMPI_Win_get_name(win, buf.as_mut_ptr() as *mut _, &mut len) };
+    let name = String::from_utf8_lossy(&buf[..(len.max(0) as usize).min(max)]).into_owned();
+    if rc == 0 && !name.is_empty() {
+        return name;
+    }
+    let mut size = 0;
+    // SAFETY: a query of a valid communicator.
+    unsafe { PMPI_Comm_size(comm, &mut size) };
+    format!("a window on {}", comm_name(comm, size.max(0) as usize))
 }
 
 /// Frees the state of `comm` now (before MPI_Finalize).
@@ -433,13 +511,36 @@ pub fn error_code() -> c_int {
     code
 }
 
-/// Hands the checker's error to `comm`'s error handler: aborts under
-/// MPI_ERRORS_ARE_FATAL; returns the code the call should return when the
-/// handler returns.
-pub fn raise(comm: MPI_Comm) -> c_int {
+/// A window or file a call is on (its checks have their own state).
+#[derive(Debug, Clone, Copy)]
+pub enum Object {
+    Win(MPI_Win),
+    File(MPI_File),
+}
+
+impl Object {
+    pub fn key(self) -> u64 {
+        match self {
+            Object::Win(w) => bits(w),
+            Object::File(f) => bits(f),
+        }
+    }
+}
+
+/// Hands the checker's error to the error handler of the call's
+/// communicator, window or file: aborts under MPI_ERRORS_ARE_FATAL (a
+/// communicator's and window's default); returns the code the call should
+/// return when the handler returns (a file's default, MPI_ERRORS_RETURN).
+pub fn raise(comm: MPI_Comm, object: Option<Object>) -> c_int {
     let code = error_code();
-    // SAFETY: calls the user's communicator's error handler.
-    unsafe { PMPI_Comm_call_errhandler(comm, code) };
+    // SAFETY: calls the user's object's error handler.
+    unsafe {
+        match object {
+            None => PMPI_Comm_call_errhandler(comm, code),
+            Some(Object::Win(w)) => PMPI_Win_call_errhandler(w, code),
+            Some(Object::File(f)) => PMPI_File_call_errhandler(f, code),
+        }
+    };
     code
 }
 

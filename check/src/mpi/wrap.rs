@@ -217,6 +217,32 @@ pub unsafe extern "C" fn MPI_Comm_create(
     made(rc, newcomm)
 }
 
+/// The hash of a Cartesian topology's dims and periods (which must agree).
+fn cart_words(ndims: c_int, dims: *const c_int, periods: *const c_int) -> u64 {
+    let n = ndims.max(0) as usize;
+    let words = (0..n).flat_map(|i| {
+        // SAFETY: dims and periods have ndims entries (MPI requires it).
+        unsafe { [*dims.add(i) as u64, *periods.add(i) as u64] }
+    });
+    hash_words(std::iter::once(n as u64).chain(words))
+}
+
+/// The hash of a graph topology's index and edges (which must agree).
+fn graph_words(nnodes: c_int, index: *const c_int, edges: *const c_int) -> u64 {
+    let n = nnodes.max(0) as usize;
+    // SAFETY: index has nnodes entries, edges index[nnodes - 1] (MPI requires it).
+    let nedges = if n > 0 {
+        unsafe { *index.add(n - 1) }.max(0) as usize
+    } else {
+        0
+    };
+    // SAFETY: as above.
+    let idx = (0..n).map(|i| unsafe { *index.add(i) } as u64);
+    // SAFETY: as above.
+    let e = (0..nedges).map(|i| unsafe { *edges.add(i) } as u64);
+    hash_words(std::iter::once(n as u64).chain(idx).chain(e))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cart_create(
     comm: MPI_Comm,
@@ -226,14 +252,8 @@ pub unsafe extern "C" fn MPI_Cart_create(
     reorder: c_int,
     newcomm: *mut MPI_Comm,
 ) -> c_int {
-    let n = ndims.max(0) as usize;
-    let words = (0..n).flat_map(|i| {
-        // SAFETY: dims and periods have ndims entries.
-        unsafe { [*dims.add(i) as u64, *periods.add(i) as u64] }
-    });
-    let extra = hash_words(std::iter::once(n as u64).chain(words));
     let call = Call {
-        extra,
+        extra: cart_words(ndims, dims, periods),
         ..base(Coll::CartCreate, comm)
     };
     let rc = checked!(
@@ -241,6 +261,51 @@ pub unsafe extern "C" fn MPI_Cart_create(
         PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm)
     );
     made(rc, newcomm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_map(
+    comm: MPI_Comm,
+    ndims: c_int,
+    dims: *const c_int,
+    periods: *const c_int,
+    newrank: *mut c_int,
+) -> c_int {
+    let call = Call {
+        extra: cart_words(ndims, dims, periods),
+        ..base(Coll::CartMap, comm)
+    };
+    checked!(call, PMPI_Cart_map(comm, ndims, dims, periods, newrank))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Graph_map(
+    comm: MPI_Comm,
+    nnodes: c_int,
+    index: *const c_int,
+    edges: *const c_int,
+    newrank: *mut c_int,
+) -> c_int {
+    let call = Call {
+        extra: graph_words(nnodes, index, edges),
+        ..base(Coll::GraphMap, comm)
+    };
+    checked!(call, PMPI_Graph_map(comm, nnodes, index, edges, newrank))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup(
+    comm: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // The new communicator gets its private duplicate at its first check.
+    started!(
+        base(Coll::CommDup, comm),
+        Form::Nonblocking,
+        request,
+        PMPI_Comm_idup(comm, newcomm, request)
+    )
 }
 
 #[no_mangle]
@@ -252,18 +317,8 @@ pub unsafe extern "C" fn MPI_Graph_create(
     reorder: c_int,
     newcomm: *mut MPI_Comm,
 ) -> c_int {
-    let n = nnodes.max(0) as usize;
-    // SAFETY: index has nnodes entries, edges index[nnodes - 1].
-    let nedges = if n > 0 {
-        unsafe { *index.add(n - 1) }.max(0) as usize
-    } else {
-        0
-    };
-    let idx = (0..n).map(|i| unsafe { *index.add(i) } as u64);
-    let e = (0..nedges).map(|i| unsafe { *edges.add(i) } as u64);
-    let extra = hash_words(std::iter::once(n as u64).chain(idx).chain(e));
     let call = Call {
-        extra,
+        extra: graph_words(nnodes, index, edges),
         ..base(Coll::GraphCreate, comm)
     };
     let rc = checked!(
@@ -656,6 +711,255 @@ collective!(
         ..base(Coll::NeighborAlltoallw, comm)
     }
 );
+
+// ---- windows and files (the collective calls of the paper's Table 2) ----
+
+/// A C string argument's bytes (empty for a null pointer).
+fn c_bytes(p: *const c_char) -> Vec<u8> {
+    if p.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: MPI requires its string arguments to be NUL-terminated.
+    unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes().to_vec()
+}
+
+/// A window or file call: checked on the object's own private duplicate.
+fn on_object(coll: Coll, object: mpi::Object) -> Call {
+    Call {
+        object: Some(object),
+        ..base(coll, mpi::comm_null())
+    }
+}
+
+/// A window made collectively on `comm` gets its checker state.
+fn window_made(rc: c_int, win: *mut MPI_Win, comm: MPI_Comm) -> c_int {
+    if rc == 0 && !win.is_null() {
+        // SAFETY: MPI wrote the window.
+        let w = unsafe { *win };
+        mpi::object_made(w, comm, mpi::win_label(w, comm));
+    }
+    rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create(
+    base_: *mut c_void,
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    win: *mut MPI_Win,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::WinCreate, comm),
+        PMPI_Win_create(base_, size, disp_unit, info, comm, win)
+    );
+    window_made(rc, win, comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate(
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::WinAllocate, comm),
+        PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win)
+    );
+    window_made(rc, win, comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate_shared(
+    size: MPI_Aint,
+    disp_unit: c_int,
+    info: MPI_Info,
+    comm: MPI_Comm,
+    baseptr: *mut c_void,
+    win: *mut MPI_Win,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::WinAllocateShared, comm),
+        PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win)
+    );
+    window_made(rc, win, comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_dynamic(
+    info: MPI_Info,
+    comm: MPI_Comm,
+    win: *mut MPI_Win,
+) -> c_int {
+    let rc = checked!(
+        base(Coll::WinCreateDynamic, comm),
+        PMPI_Win_create_dynamic(info, comm, win)
+    );
+    window_made(rc, win, comm)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
+    let call = Call {
+        extra: assert as u64,
+        ..on_object(Coll::WinFence, mpi::Object::Win(win))
+    };
+    checked!(call, PMPI_Win_fence(assert, win))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
+    // SAFETY: the user's window.
+    let w = unsafe { *win };
+    let rc = checked!(
+        on_object(Coll::WinFree, mpi::Object::Win(w)),
+        PMPI_Win_free(win)
+    );
+    if rc == 0 {
+        mpi::object_freed(mpi::bits(w));
+    }
+    rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_open(
+    comm: MPI_Comm,
+    filename: *const c_char,
+    amode: c_int,
+    info: MPI_Info,
+    fh: *mut MPI_File,
+) -> c_int {
+    let name = c_bytes(filename);
+    let call = Call {
+        extra: hash_words(
+            [amode as u64, name.len() as u64]
+                .into_iter()
+                .chain(name.iter().map(|&b| b as u64)),
+        ),
+        ..base(Coll::FileOpen, comm)
+    };
+    let rc = checked!(call, PMPI_File_open(comm, filename, amode, info, fh));
+    if rc == 0 && !fh.is_null() {
+        let mut size = 0;
+        // SAFETY: a query of the user's communicator.
+        unsafe { PMPI_Comm_size(comm, &mut size) };
+        let label = format!(
+            "the file \"{}\" opened on {}",
+            String::from_utf8_lossy(&name),
+            mpi::comm_name(comm, size.max(0) as usize)
+        );
+        // SAFETY: MPI wrote the file handle.
+        mpi::object_made(unsafe { *fh }, comm, label);
+    }
+    rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_close(fh: *mut MPI_File) -> c_int {
+    // SAFETY: the user's file handle.
+    let f = unsafe { *fh };
+    let rc = checked!(
+        on_object(Coll::FileClose, mpi::Object::File(f)),
+        PMPI_File_close(fh)
+    );
+    if rc == 0 {
+        mpi::object_freed(mpi::bits(f));
+    }
+    rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_set_size(fh: MPI_File, size: MPI_Offset) -> c_int {
+    let call = Call {
+        extra: size as u64,
+        ..on_object(Coll::FileSetSize, mpi::Object::File(fh))
+    };
+    checked!(call, PMPI_File_set_size(fh, size))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_preallocate(fh: MPI_File, size: MPI_Offset) -> c_int {
+    let call = Call {
+        extra: size as u64,
+        ..on_object(Coll::FilePreallocate, mpi::Object::File(fh))
+    };
+    checked!(call, PMPI_File_preallocate(fh, size))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_set_atomicity(fh: MPI_File, flag: c_int) -> c_int {
+    let call = Call {
+        extra: (flag != 0) as u64,
+        ..on_object(Coll::FileSetAtomicity, mpi::Object::File(fh))
+    };
+    checked!(call, PMPI_File_set_atomicity(fh, flag))
+}
+
+/// The view: the data representation must agree, and so must the etypes'
+/// signatures (each rank's etype describes the same file elements).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_set_view(
+    fh: MPI_File,
+    disp: MPI_Offset,
+    etype: Dt,
+    filetype: Dt,
+    datarep: *const c_char,
+    info: MPI_Info,
+) -> c_int {
+    let rep = c_bytes(datarep);
+    let call = Call {
+        extra: hash_words(rep.iter().map(|&b| b as u64)),
+        scount: 1,
+        stype: etype,
+        ..on_object(Coll::FileSetView, mpi::Object::File(fh))
+    };
+    checked!(
+        call,
+        PMPI_File_set_view(fh, disp, etype, filetype, datarep, info)
+    )
+}
+
+/// The split collective file calls: each begin and end is a collective call
+/// on the file's group, in the same order on every rank.
+macro_rules! split_collective {
+    ($($name:ident / $pname:ident: $coll:ident ($($arg:ident : $ty:ty),*);)*) => {$(
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(fh: MPI_File, $($arg: $ty),*) -> c_int {
+            checked!(on_object(Coll::$coll, mpi::Object::File(fh)), $pname(fh, $($arg),*))
+        }
+    )*};
+}
+
+split_collective! {
+    MPI_File_read_all_begin / PMPI_File_read_all_begin:
+        FileReadAllBegin (buf: *mut c_void, count: c_int, t: Dt);
+    MPI_File_read_all_end / PMPI_File_read_all_end:
+        FileReadAllEnd (buf: *mut c_void, status: *mut MPI_Status);
+    MPI_File_write_all_begin / PMPI_File_write_all_begin:
+        FileWriteAllBegin (buf: *const c_void, count: c_int, t: Dt);
+    MPI_File_write_all_end / PMPI_File_write_all_end:
+        FileWriteAllEnd (buf: *const c_void, status: *mut MPI_Status);
+    MPI_File_read_at_all_begin / PMPI_File_read_at_all_begin:
+        FileReadAtAllBegin (offset: MPI_Offset, buf: *mut c_void, count: c_int, t: Dt);
+    MPI_File_read_at_all_end / PMPI_File_read_at_all_end:
+        FileReadAtAllEnd (buf: *mut c_void, status: *mut MPI_Status);
+    MPI_File_write_at_all_begin / PMPI_File_write_at_all_begin:
+        FileWriteAtAllBegin (offset: MPI_Offset, buf: *const c_void, count: c_int, t: Dt);
+    MPI_File_write_at_all_end / PMPI_File_write_at_all_end:
+        FileWriteAtAllEnd (buf: *const c_void, status: *mut MPI_Status);
+    MPI_File_read_ordered_begin / PMPI_File_read_ordered_begin:
+        FileReadOrderedBegin (buf: *mut c_void, count: c_int, t: Dt);
+    MPI_File_read_ordered_end / PMPI_File_read_ordered_end:
+        FileReadOrderedEnd (buf: *mut c_void, status: *mut MPI_Status);
+    MPI_File_write_ordered_begin / PMPI_File_write_ordered_begin:
+        FileWriteOrderedBegin (buf: *const c_void, count: c_int, t: Dt);
+    MPI_File_write_ordered_end / PMPI_File_write_ordered_end:
+        FileWriteOrderedEnd (buf: *const c_void, status: *mut MPI_Status);
+}
 
 // ---- completion: a nonblocking collective's check completes with it ----
 

@@ -288,6 +288,56 @@ int main(int argc, char **argv) {
     sum += pv;
 #endif
     MPI_Comm_free(&ring);
+
+    /* Windows, files and the other calls of the paper's Table 2. */
+    MPI_Win win;
+    int wbuf[4] = {0, 0, 0, 0};
+    MPI_Win_create(wbuf, sizeof wbuf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+    MPI_Put(&rank, 1, MPI_INT, (rank + 1) % size, 0, 1, MPI_INT, win);
+    MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+    CHECK(wbuf[0] == (rank + size - 1) % size);
+    MPI_Win_free(&win);
+    int *abase;
+    MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &abase, &win);
+    MPI_Win_fence(0, win);
+    MPI_Win_free(&win);
+    MPI_File fh;
+    MPI_File_open(MPI_COMM_WORLD, "mpix-check-correct.tmp",
+                  MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);
+    MPI_File_set_size(fh, 0);
+    MPI_File_preallocate(fh, 64 * size);
+    MPI_File_set_atomicity(fh, 0);
+    /* equal etype signatures of different layouts: MPI_INT and a 1-int struct */
+    MPI_Datatype et;
+    int one_bl = 1;
+    MPI_Aint zero = 0;
+    MPI_Datatype int_t = MPI_INT;
+    MPI_Type_create_struct(1, &one_bl, &zero, &int_t, &et);
+    MPI_Type_commit(&et);
+    MPI_File_set_view(fh, 0, rank % 2 ? et : MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+    MPI_Status fst;
+    int fv = 1000 + rank, fr = -1;
+    MPI_File_write_at_all_begin(fh, rank, &fv, 1, MPI_INT);
+    MPI_File_write_at_all_end(fh, &fv, &fst);
+    /* nonatomic mode: sync-barrier-sync makes the writes visible (MPI 4.0 §14.6.1) */
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_sync(fh);
+    MPI_File_read_at_all_begin(fh, (rank + 1) % size, &fr, 1, MPI_INT);
+    MPI_File_read_at_all_end(fh, &fr, &fst);
+    CHECK(fr == 1000 + (rank + 1) % size);
+    MPI_File_close(&fh);
+    MPI_Type_free(&et);
+    int newrank, mdims[1] = {size}, mper[1] = {0};
+    MPI_Cart_map(MPI_COMM_WORLD, 1, mdims, mper, &newrank);
+    CHECK(newrank == rank);
+    MPI_Comm idup;
+    MPI_Comm_idup(MPI_COMM_WORLD, &idup, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Allreduce(&one, &tot, 1, MPI_INT, MPI_SUM, idup);
+    CHECK(tot == size * (size - 1) / 2);
+    MPI_Comm_free(&idup);
     MPI_Comm_free(&half);
     MPI_Comm_free(&dup);
     MPI_Type_free(&vec);

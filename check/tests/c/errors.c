@@ -110,6 +110,16 @@ int main(int argc, char **argv) {
         MPI_Ibcast(buf, 1, MPI_INT, last ? rank : 0, MPI_COMM_WORLD, &r);
         rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
 #endif
+    } else if (!strcmp(s, "win_fence")) {
+        MPI_Win win;
+        MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        rc = MPI_Win_fence(last ? MPI_MODE_NOPRECEDE : 0, win);
+    } else if (!strcmp(s, "file_view")) {
+        MPI_File fh;
+        MPI_File_open(MPI_COMM_WORLD, "mpix-check-errors.tmp",
+                      MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);
+        rc = MPI_File_set_view(fh, 0, last ? MPI_FLOAT : MPI_INT, last ? MPI_FLOAT : MPI_INT,
+                               "native", MPI_INFO_NULL);
     } else if (!strcmp(s, "bcast_as_send")) {
         if (rank == 0) MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
         else MPI_Recv(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
