@@ -31,7 +31,7 @@ soname=$(readelf -d "$lib/libmpix_marshal.so.$version" | sed -n 's/.*SONAME.*\[\
 [ "$soname" = "libmpix_marshal.so.0" ] || fail "soname is '$soname'"
 for f in lib/libmpix_marshal.a include/mpix_marshal.h bin/mpix-marshal lib/pkgconfig/mpix-marshal.pc \
     lib/cmake/MpixMarshal/MpixMarshalConfig.cmake share/man/man1/mpix-marshal.1 share/doc/mpix-marshal/help.txt \
-    lib/libmpix_check.so; do
+    lib/libmpix_check.so bin/mpix-check; do
     [ -f "$prefix/$f" ] || fail "$f is not installed"
 done
 grep -q "mpix-marshal draw" "$prefix/share/doc/mpix-marshal/help.txt" || fail "help.txt lacks draw's help"
@@ -55,7 +55,11 @@ run_demo() { # way, binary
     echo "$out" | grep -q "received particles 100 101 105 109 110 111: correct" || fail "$1: the demo printed: $out"
     # Linked against the installed library, not the build tree.
     if [ "$1" != static ]; then
-        ldd "$2" | grep -q "$lib/libmpix_marshal.so.0" || fail "$1: not linked to the installed library: $(ldd "$2" | grep mpix)"
+        # (ldd's output taken whole: grep -q would close the pipe early, and
+        # pipefail would count ldd's SIGPIPE as a failure)
+        local libs
+        libs=$(ldd "$2")
+        grep -q "$lib/libmpix_marshal.so.0" <<<"$libs" || fail "$1: not linked to the installed library: $(grep mpix <<<"$libs")"
     fi
     echo "install-test: $1: built and ran"
 }
@@ -89,9 +93,22 @@ run_demo plain ./demo_plain
 run_demo static ./demo_static
 
 # The installed command reads the archive the demo wrote.
-"$prefix/bin/mpix-marshal" check particles.mxdt | grep -q "valid external stream" || fail "mpix-marshal check"
-"$prefix/bin/mpix-marshal" dump particles.mxdt | grep -q 'root: MPI_COMBINER_INDEXED "selected particles"' \
+grep -q "valid external stream" <<<"$("$prefix/bin/mpix-marshal" check particles.mxdt)" || fail "mpix-marshal check"
+grep -q 'root: MPI_COMBINER_INDEXED "selected particles"' <<<"$("$prefix/bin/mpix-marshal" dump particles.mxdt)" \
     || fail "mpix-marshal dump"
 echo "install-test: the installed mpix-marshal reads the demo's archive: ok"
+
+# The installed launcher preloads the installed checker: the demo is a
+# correct program (no report), and a root mismatch is reported.
+out=$("$prefix/bin/mpix-check" --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./demo_plain \
+    read particles.mxdt 2>&1 </dev/null) || fail "the demo under mpix-check: $out"
+! grep -q "mpix-check:" <<<"$out" || fail "a report on the demo under mpix-check: $out"
+"$MPICC" -std=c99 -o errors "$repo/check/tests/c/errors.c"
+out=$("$prefix/bin/mpix-check" --warn --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./errors root \
+    2>&1 </dev/null) || true
+grep -q "mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots" <<<"$out" \
+    || fail "no report from mpix-check --warn on a root mismatch: $out"
+grep -q "mpix-check mpiexec -n 4 ./app" <<<"$("$prefix/bin/mpix-check" --help)" || fail "mpix-check --help"
+echo "install-test: the installed mpix-check launcher: ok"
 cd "$repo"
 echo "install-test: all passed ($MPICC)"

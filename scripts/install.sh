@@ -6,6 +6,7 @@
 #   PREFIX/include/mpix_marshal.h
 #   PREFIX/bin/mpix-marshal
 #   PREFIX/lib/libmpix_check.so                  the collective checker (LD_PRELOAD it)
+#   PREFIX/bin/mpix-check                        its launcher: mpix-check mpiexec -n 4 ./app
 #   PREFIX/lib/pkgconfig/mpix-marshal.pc        pkg-config --cflags --libs mpix-marshal
 #   PREFIX/lib/cmake/MpixMarshal/               find_package(MpixMarshal): MpixMarshal::mpix_marshal
 #   PREFIX/share/man/man1/mpix-marshal.1        and share/doc/mpix-marshal/help.txt (every --help)
@@ -64,6 +65,8 @@ install -m 755 "$rel/mpix-marshal" "$prefix/bin/mpix-marshal"
 # preloaded or linked before MPI, never linked against by name.
 if [ -f "$rel/libmpix_check.so" ]; then
     install -m 755 "$rel/libmpix_check.so" "$lib/libmpix_check.so"
+    sed -e "s|@LIBDIR@|$lib|g" -e "s|@MPI@|$mpi|g" scripts/install/mpix-check.in > "$prefix/bin/mpix-check"
+    chmod 755 "$prefix/bin/mpix-check"
 fi
 
 sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPI@|$mpi|g" -e "s|@MPICC@|$MPICC|g" \
