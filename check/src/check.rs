@@ -11,7 +11,7 @@ use crate::watchdog::{self, Phase, Waiting};
 use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use mpix_marshal::{HashKind, Representation};
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A (count, datatype) argument pair, when it takes part.
@@ -247,8 +247,41 @@ pub struct TypeSig {
     packed: bool,
 }
 
+/// Bumped by every `MPI_Type_free`: a freed handle may come back as
+/// another type, so the per-thread caches of type signatures start over.
+pub static TYPES_FREED: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The last few types' signature facts, valid while no type was freed.
+    static RECENT: std::cell::RefCell<(u64, Vec<(u64, TypeSig)>)> =
+        const { std::cell::RefCell::new((0, Vec::new())) };
+}
+
 impl TypeSig {
+    /// A type's facts: from this thread's cache of recent types (a handful
+    /// of comparisons), else from the library.
     pub fn of(t: MPI_Datatype) -> TypeSig {
+        const KEEP: usize = 8;
+        let key = mpi::bits(t);
+        let freed = TYPES_FREED.load(Ordering::Acquire);
+        RECENT.with(|r| {
+            let mut r = r.borrow_mut();
+            if r.0 != freed {
+                *r = (freed, Vec::new());
+            }
+            if let Some(&(_, ts)) = r.1.iter().find(|(k, _)| *k == key) {
+                return ts;
+            }
+            let ts = TypeSig::look_up(t);
+            if r.1.len() == KEEP {
+                r.1.remove(0);
+            }
+            r.1.push((key, ts));
+            ts
+        })
+    }
+
+    fn look_up(t: MPI_Datatype) -> TypeSig {
         let kind = HashKind::DEFAULT;
         let hash = match (
             mpix_marshal::signature_hash(t, kind),

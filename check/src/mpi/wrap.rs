@@ -382,6 +382,15 @@ pub unsafe extern "C" fn MPI_Op_create(
     rc
 }
 
+/// A freed type's handle may name another type later: the checker's
+/// caches of type signatures start over.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
+    check::TYPES_FREED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    // SAFETY: the user's arguments.
+    unsafe { PMPI_Type_free(datatype) }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Op_free(op: *mut MPI_Op) -> c_int {
     // SAFETY: the user's op.
