@@ -3,7 +3,8 @@
 //! `mpicc`, as the library's own build does, and asks the MPI whether it
 //! has the MPI-4 persistent collectives (`MPI_Bcast_init`, …): Open MPI 4.1
 //! has them only as `MPIX_`, so their wrappers are built where the MPI
-//! declares them (`cfg(mpi_persistent_collectives)`).
+//! declares them (`cfg(mpi_persistent_collectives)`), and likewise the
+//! large-count `_c` forms (`cfg(mpi_large_count)`).
 
 use std::env;
 use std::path::PathBuf;
@@ -13,6 +14,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/shim.c");
     println!("cargo:rerun-if-env-changed=MPICC");
     println!("cargo::rustc-check-cfg=cfg(mpi_persistent_collectives)");
+    println!("cargo::rustc-check-cfg=cfg(mpi_large_count)");
     let mpicc = env::var("MPICC").unwrap_or_else(|_| "mpicc".to_string());
     cc::Build::new()
         .compiler(&mpicc)
@@ -22,8 +24,11 @@ fn main() {
         .flag_if_supported("-Werror")
         .compile("mpix_check_shim");
     println!("cargo:rustc-link-lib=dl");
-    if has_persistent_collectives(&mpicc) {
+    if declares(&mpicc, "persistent", PERSISTENT) {
         println!("cargo:rustc-cfg=mpi_persistent_collectives");
+    }
+    if declares(&mpicc, "large_count", LARGE_COUNT) {
+        println!("cargo:rustc-cfg=mpi_large_count");
     }
     export_only_mpi_functions();
 }
@@ -47,21 +52,29 @@ fn export_only_mpi_functions() {
     );
 }
 
-/// Whether mpi.h declares the persistent collectives (a compile of one
-/// declaration's use; a missing declaration is an error under -Werror).
-fn has_persistent_collectives(mpicc: &str) -> bool {
+/// Uses of the persistent collectives (MPI 4).
+const PERSISTENT: &str = "MPI_Request r; \
+    return PMPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &r) \
+    + PMPI_Neighbor_alltoallw_init(0, 0, 0, 0, 0, 0, 0, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r);";
+
+/// Uses of the large-count collectives (MPI 4), persistent ones included
+/// where those exist.
+const LARGE_COUNT: &str = "MPI_Count c = 1; \
+    return PMPI_Bcast_c(0, c, MPI_INT, 0, MPI_COMM_WORLD) \
+    + PMPI_Neighbor_alltoallw_c(0, 0, 0, 0, 0, 0, 0, 0, MPI_COMM_WORLD);";
+
+/// Whether mpi.h declares what `body` uses: a compile of it, where a
+/// missing declaration is an error.
+fn declares(mpicc: &str, name: &str, body: &str) -> bool {
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let src = out.join("probe_persistent.c");
-    let probe = "#include <mpi.h>\nint probe(void) { MPI_Request r; \
-                 return PMPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &r) \
-                 + PMPI_Neighbor_alltoallw_init(0, 0, 0, 0, 0, 0, 0, 0, \
-                 MPI_COMM_WORLD, MPI_INFO_NULL, &r); }\n";
+    let src = out.join(format!("probe_{name}.c"));
+    let probe = format!("#include <mpi.h>\nint probe(void) {{ {body} }}\n");
     if std::fs::write(&src, probe).is_err() {
         return false;
     }
     Command::new(mpicc)
         .args(["-Werror=implicit-function-declaration", "-c", "-o"])
-        .arg(out.join("probe_persistent.o"))
+        .arg(out.join(format!("probe_{name}.o")))
         .arg(&src)
         .output()
         .is_ok_and(|o| o.status.success())

@@ -128,6 +128,11 @@ EOF2
 on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
 mpix-check:   rank $l: root $l
 EOF2
+    scenario large-count-pair "$n" fail -- large_count <<EOF2
+on MPI_COMM_WORLD, call #1 there: the type signatures of the data rank 0 sends to rank $l do not match (reported by rank $l of $n)
+rank 0 sends (sendcounts[$l], sendtype) = 1 x MPI_INT: 1 element, 4 bytes
+rank $l receives (recvcounts[0], recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
+EOF2
     scenario win-fence-assert "$n" fail -- win_fence <<EOF2
 mpix-check: MPI_Win_fence on 
 , call #1 there: the ranks passed different assert

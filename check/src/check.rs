@@ -14,6 +14,43 @@ use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// A call's array of counts: `int` in the classic interface, `MPI_Count`
+/// in the large-count (`_c`) one.
+#[derive(Debug, Clone, Copy)]
+pub enum Counts {
+    None,
+    Int(*const c_int),
+    Big(*const mpi_sys::MPI_Count),
+}
+
+impl Counts {
+    /// Entry `i` (0 for a missing array, which the wrappers pass only
+    /// where the call has none).
+    fn at(self, i: usize) -> i64 {
+        // SAFETY: the user's array has one entry per rank or neighbor, as
+        // MPI requires; a null array is never read.
+        unsafe {
+            match self {
+                Counts::Int(p) if !p.is_null() => *p.add(i) as i64,
+                Counts::Big(p) if !p.is_null() => *p.add(i) as i64,
+                _ => 0,
+            }
+        }
+    }
+}
+
+impl From<*const c_int> for Counts {
+    fn from(p: *const c_int) -> Counts {
+        Counts::Int(p)
+    }
+}
+
+impl From<*const mpi_sys::MPI_Count> for Counts {
+    fn from(p: *const mpi_sys::MPI_Count) -> Counts {
+        Counts::Big(p)
+    }
+}
+
 /// A (count, datatype) argument pair, when it takes part.
 type Part = Option<(i64, MPI_Datatype)>;
 
@@ -21,6 +58,9 @@ type Part = Option<(i64, MPI_Datatype)>;
 pub struct Call {
     pub coll: Coll,
     pub form: Form,
+    /// The large-count (`_c`) form: named so, checked as the classic one
+    /// (the two are the same operation and match each other).
+    pub large: bool,
     pub comm: MPI_Comm,
     pub root: c_int,
     pub op: Option<MPI_Op>,
@@ -30,8 +70,8 @@ pub struct Call {
     pub stype: MPI_Datatype,
     pub rcount: i64,
     pub rtype: MPI_Datatype,
-    pub scounts: *const c_int,
-    pub rcounts: *const c_int,
+    pub scounts: Counts,
+    pub rcounts: Counts,
     pub stypes: *const MPI_Datatype,
     pub rtypes: *const MPI_Datatype,
     pub extra: u64,
@@ -47,6 +87,7 @@ impl Call {
         Call {
             coll,
             form: Form::Blocking,
+            large: false,
             comm,
             root: -1,
             op: None,
@@ -55,8 +96,8 @@ impl Call {
             stype: mpi::byte(),
             rcount: 0,
             rtype: mpi::byte(),
-            scounts: std::ptr::null(),
-            rcounts: std::ptr::null(),
+            scounts: Counts::None,
+            rcounts: Counts::None,
             stypes: std::ptr::null(),
             rtypes: std::ptr::null(),
             extra: 0,
@@ -66,15 +107,11 @@ impl Call {
     }
 
     fn name(&self) -> String {
-        self.coll.name(self.form)
-    }
-
-    fn at(p: *const c_int, i: usize) -> i64 {
-        if p.is_null() {
-            0
+        let name = self.coll.name(self.form);
+        if self.large {
+            name + "_c"
         } else {
-            // SAFETY: the user's array has one entry per rank (MPI requires it).
-            unsafe { *p.add(i) as i64 }
+            name
         }
     }
 
@@ -114,8 +151,8 @@ impl Call {
     /// What a neighborhood collective sends in block `k` (to `dests[k]`).
     fn send_slot(&self, k: usize) -> (i64, MPI_Datatype) {
         match self.coll {
-            Coll::NeighborAlltoallv => (Call::at(self.scounts, k), self.stype),
-            Coll::NeighborAlltoallw => (Call::at(self.scounts, k), Call::type_at(self.stypes, k)),
+            Coll::NeighborAlltoallv => (self.scounts.at(k), self.stype),
+            Coll::NeighborAlltoallw => (self.scounts.at(k), Call::type_at(self.stypes, k)),
             _ => (self.scount, self.stype),
         }
     }
@@ -123,10 +160,8 @@ impl Call {
     /// What a neighborhood collective receives in block `k` (from `sources[k]`).
     fn recv_slot(&self, k: usize) -> (i64, MPI_Datatype) {
         match self.coll {
-            Coll::NeighborAllgatherv | Coll::NeighborAlltoallv => {
-                (Call::at(self.rcounts, k), self.rtype)
-            }
-            Coll::NeighborAlltoallw => (Call::at(self.rcounts, k), Call::type_at(self.rtypes, k)),
+            Coll::NeighborAllgatherv | Coll::NeighborAlltoallv => (self.rcounts.at(k), self.rtype),
+            Coll::NeighborAlltoallw => (self.rcounts.at(k), Call::type_at(self.rtypes, k)),
             _ => (self.rcount, self.rtype),
         }
     }
@@ -146,35 +181,35 @@ impl Call {
         match self.coll {
             Coll::Gatherv => (
                 (j == root && !(me == root && ip)).then_some((self.scount, self.stype)),
-                (me == root && !(j == me && ip)).then(|| (Call::at(self.rcounts, j), self.rtype)),
+                (me == root && !(j == me && ip)).then(|| (self.rcounts.at(j), self.rtype)),
             ),
             Coll::Scatterv => (
-                (me == root && !(j == me && ip)).then(|| (Call::at(self.scounts, j), self.stype)),
+                (me == root && !(j == me && ip)).then(|| (self.scounts.at(j), self.stype)),
                 (j == root && !(me == root && ip)).then_some((self.rcount, self.rtype)),
             ),
             Coll::Allgatherv => (
                 Some(if ip {
-                    (Call::at(self.rcounts, me), self.rtype)
+                    (self.rcounts.at(me), self.rtype)
                 } else {
                     (self.scount, self.stype)
                 }),
-                Some((Call::at(self.rcounts, j), self.rtype)),
+                Some((self.rcounts.at(j), self.rtype)),
             ),
             Coll::Alltoallv => (
                 Some(if ip {
-                    (Call::at(self.rcounts, j), self.rtype)
+                    (self.rcounts.at(j), self.rtype)
                 } else {
-                    (Call::at(self.scounts, j), self.stype)
+                    (self.scounts.at(j), self.stype)
                 }),
-                Some((Call::at(self.rcounts, j), self.rtype)),
+                Some((self.rcounts.at(j), self.rtype)),
             ),
             Coll::Alltoallw => (
                 Some(if ip {
-                    (Call::at(self.rcounts, j), Call::type_at(self.rtypes, j))
+                    (self.rcounts.at(j), Call::type_at(self.rtypes, j))
                 } else {
-                    (Call::at(self.scounts, j), Call::type_at(self.stypes, j))
+                    (self.scounts.at(j), Call::type_at(self.stypes, j))
                 }),
-                Some((Call::at(self.rcounts, j), Call::type_at(self.rtypes, j))),
+                Some((self.rcounts.at(j), Call::type_at(self.rtypes, j))),
             ),
             _ => (None, None),
         }
@@ -223,7 +258,7 @@ impl Call {
             a: a.map_or(Sig::NONE, |(c, t)| sig_of(c, t)),
             b: b.map_or(Sig::NONE, |(c, t)| sig_of(c, t)),
             extra: if self.coll == Coll::ReduceScatter {
-                hash_words((0..st.size).map(|i| Call::at(self.rcounts, i) as u64))
+                hash_words((0..st.size).map(|i| self.rcounts.at(i) as u64))
             } else {
                 self.extra
             },

@@ -56,16 +56,16 @@ fn send_recv(
     coll: Coll,
     comm: MPI_Comm,
     sendbuf: *const c_void,
-    scount: c_int,
+    scount: impl Into<i64>,
     stype: Dt,
-    rcount: c_int,
+    rcount: impl Into<i64>,
     rtype: Dt,
 ) -> Call {
     Call {
         in_place: mpi::is_in_place(sendbuf),
-        scount: scount as i64,
+        scount: scount.into(),
         stype,
-        rcount: rcount as i64,
+        rcount: rcount.into(),
         rtype,
         ..base(coll, comm)
     }
@@ -75,25 +75,34 @@ fn reduction(
     coll: Coll,
     comm: MPI_Comm,
     sendbuf: *const c_void,
-    count: c_int,
+    count: impl Into<i64>,
     t: Dt,
     op: MPI_Op,
 ) -> Call {
     Call {
         in_place: mpi::is_in_place(sendbuf),
-        scount: count as i64,
+        scount: count.into(),
         stype: t,
         op: Some(op),
         ..base(coll, comm)
     }
 }
 
-/// A neighborhood collective's arguments.
-fn neighbor(coll: Coll, comm: MPI_Comm, send: (c_int, Dt), recv: (c_int, Dt)) -> Call {
+/// A large-count (`_c`) form: the same checks, its own name in reports.
+#[cfg(mpi_large_count)]
+fn large(call: Call) -> Call {
     Call {
-        scount: send.0 as i64,
+        large: true,
+        ..call
+    }
+}
+
+/// A neighborhood collective's arguments.
+fn neighbor<C: Into<i64>>(coll: Coll, comm: MPI_Comm, send: (C, Dt), recv: (C, Dt)) -> Call {
+    Call {
+        scount: send.0.into(),
         stype: send.1,
-        rcount: recv.0 as i64,
+        rcount: recv.0.into(),
         rtype: recv.1,
         ..base(coll, comm)
     }
@@ -409,21 +418,25 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut MPI_Op) -> c_int {
 /// start the check and complete it with the request.
 macro_rules! collective {
     (
+        $(#[$attr:meta])*
         $name:ident / $pname:ident,
         $iname:ident / $piname:ident,
         $init:ident / $pinit:ident,
         ($($arg:ident : $ty:ty),* $(,)?) => $call:expr
     ) => {
+        $(#[$attr])*
         #[no_mangle]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
             checked!($call, $pname($($arg),*))
         }
 
+        $(#[$attr])*
         #[no_mangle]
         pub unsafe extern "C" fn $iname($($arg: $ty,)* request: *mut MPI_Request) -> c_int {
             started!($call, Form::Nonblocking, request, $piname($($arg,)* request))
         }
 
+        $(#[$attr])*
         #[cfg(mpi_persistent_collectives)]
         #[no_mangle]
         pub unsafe extern "C" fn $init(
@@ -449,7 +462,7 @@ collective!(
     MPI_Bcast_init / PMPI_Bcast_init,
     (buf: *mut c_void, count: c_int, t: Dt, root: c_int, comm: MPI_Comm) => Call {
         root,
-        scount: count as i64,
+        scount: count.into(),
         stype: t,
         ..base(Coll::Bcast, comm)
     }
@@ -479,7 +492,7 @@ collective!(
         root: c_int, comm: MPI_Comm,
     ) => Call {
         root,
-        rcounts: recvcounts,
+        rcounts: recvcounts.into(),
         ..send_recv(Coll::Gatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
     }
 );
@@ -510,7 +523,7 @@ collective!(
     ) => Call {
         root,
         in_place: mpi::is_in_place(recvbuf),
-        scounts: sendcounts,
+        scounts: sendcounts.into(),
         ..send_recv(Coll::Scatterv, comm, sendbuf, 0, sendtype, recvcount, recvtype)
     }
 );
@@ -534,7 +547,7 @@ collective!(
         recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Dt,
         comm: MPI_Comm,
     ) => Call {
-        rcounts: recvcounts,
+        rcounts: recvcounts.into(),
         ..send_recv(Coll::Allgatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
     }
 );
@@ -558,8 +571,8 @@ collective!(
         recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Dt,
         comm: MPI_Comm,
     ) => Call {
-        scounts: sendcounts,
-        rcounts: recvcounts,
+        scounts: sendcounts.into(),
+        rcounts: recvcounts.into(),
         ..send_recv(Coll::Alltoallv, comm, sendbuf, 0, sendtype, 0, recvtype)
     }
 );
@@ -576,8 +589,8 @@ collective!(
         comm: MPI_Comm,
     ) => Call {
         in_place: mpi::is_in_place(sendbuf),
-        scounts: sendcounts,
-        rcounts: recvcounts,
+        scounts: sendcounts.into(),
+        rcounts: recvcounts.into(),
         stypes: sendtypes,
         rtypes: recvtypes,
         ..base(Coll::Alltoallw, comm)
@@ -615,7 +628,7 @@ collective!(
         sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, t: Dt,
         op: MPI_Op, comm: MPI_Comm,
     ) => Call {
-        rcounts: recvcounts,
+        rcounts: recvcounts.into(),
         ..reduction(Coll::ReduceScatter, comm, sendbuf, 1, t, op)
     }
 );
@@ -672,7 +685,7 @@ collective!(
         recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Dt,
         comm: MPI_Comm,
     ) => Call {
-        rcounts: recvcounts,
+        rcounts: recvcounts.into(),
         ..neighbor(Coll::NeighborAllgatherv, comm, (sendcount, sendtype), (0, recvtype))
     }
 );
@@ -696,8 +709,8 @@ collective!(
         recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Dt,
         comm: MPI_Comm,
     ) => Call {
-        scounts: sendcounts,
-        rcounts: recvcounts,
+        scounts: sendcounts.into(),
+        rcounts: recvcounts.into(),
         ..neighbor(Coll::NeighborAlltoallv, comm, (0, sendtype), (0, recvtype))
     }
 );
@@ -713,12 +726,333 @@ collective!(
         recvtypes: *const Dt,
         comm: MPI_Comm,
     ) => Call {
-        scounts: sendcounts,
-        rcounts: recvcounts,
+        scounts: sendcounts.into(),
+        rcounts: recvcounts.into(),
         stypes: sendtypes,
         rtypes: recvtypes,
         ..base(Coll::NeighborAlltoallw, comm)
     }
+);
+
+// The MPI-4 large-count forms (`MPI_Bcast_c`, …: counts as `MPI_Count`,
+// displacements as `MPI_Aint`), where mpi.h declares them (MPICH 4; not
+// Open MPI 4.1), with the same checks.
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Bcast_c / PMPI_Bcast_c,
+    MPI_Ibcast_c / PMPI_Ibcast_c,
+    MPI_Bcast_init_c / PMPI_Bcast_init_c,
+    (buf: *mut c_void, count: MPI_Count, t: Dt, root: c_int, comm: MPI_Comm) => large(Call {
+        root,
+        scount: count.into(),
+        stype: t,
+        ..base(Coll::Bcast, comm)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Gather_c / PMPI_Gather_c,
+    MPI_Igather_c / PMPI_Igather_c,
+    MPI_Gather_init_c / PMPI_Gather_init_c,
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: Dt,
+        root: c_int, comm: MPI_Comm,
+    ) => large(Call {
+        root,
+        ..send_recv(Coll::Gather, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Gatherv_c / PMPI_Gatherv_c,
+    MPI_Igatherv_c / PMPI_Igatherv_c,
+    MPI_Gatherv_init_c / PMPI_Gatherv_init_c,
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: Dt,
+        root: c_int, comm: MPI_Comm,
+    ) => large(Call {
+        root,
+        rcounts: recvcounts.into(),
+        ..send_recv(Coll::Gatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Scatter_c / PMPI_Scatter_c,
+    MPI_Iscatter_c / PMPI_Iscatter_c,
+    MPI_Scatter_init_c / PMPI_Scatter_init_c,
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: Dt,
+        root: c_int, comm: MPI_Comm,
+    ) => large(Call {
+        root,
+        in_place: mpi::is_in_place(recvbuf),
+        ..send_recv(Coll::Scatter, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Scatterv_c / PMPI_Scatterv_c,
+    MPI_Iscatterv_c / PMPI_Iscatterv_c,
+    MPI_Scatterv_init_c / PMPI_Scatterv_init_c,
+    (
+        sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: Dt,
+        root: c_int, comm: MPI_Comm,
+    ) => large(Call {
+        root,
+        in_place: mpi::is_in_place(recvbuf),
+        scounts: sendcounts.into(),
+        ..send_recv(Coll::Scatterv, comm, sendbuf, 0, sendtype, recvcount, recvtype)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Allgather_c / PMPI_Allgather_c,
+    MPI_Iallgather_c / PMPI_Iallgather_c,
+    MPI_Allgather_init_c / PMPI_Allgather_init_c,
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: Dt, comm: MPI_Comm,
+    ) => large(send_recv(Coll::Allgather, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Allgatherv_c / PMPI_Allgatherv_c,
+    MPI_Iallgatherv_c / PMPI_Iallgatherv_c,
+    MPI_Allgatherv_init_c / PMPI_Allgatherv_init_c,
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: Dt,
+        comm: MPI_Comm,
+    ) => large(Call {
+        rcounts: recvcounts.into(),
+        ..send_recv(Coll::Allgatherv, comm, sendbuf, sendcount, sendtype, 0, recvtype)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Alltoall_c / PMPI_Alltoall_c,
+    MPI_Ialltoall_c / PMPI_Ialltoall_c,
+    MPI_Alltoall_init_c / PMPI_Alltoall_init_c,
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: Dt, comm: MPI_Comm,
+    ) => large(send_recv(Coll::Alltoall, comm, sendbuf, sendcount, sendtype, recvcount, recvtype)
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Alltoallv_c / PMPI_Alltoallv_c,
+    MPI_Ialltoallv_c / PMPI_Ialltoallv_c,
+    MPI_Alltoallv_init_c / PMPI_Alltoallv_init_c,
+    (
+        sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: Dt,
+        comm: MPI_Comm,
+    ) => large(Call {
+        scounts: sendcounts.into(),
+        rcounts: recvcounts.into(),
+        ..send_recv(Coll::Alltoallv, comm, sendbuf, 0, sendtype, 0, recvtype)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Alltoallw_c / PMPI_Alltoallw_c,
+    MPI_Ialltoallw_c / PMPI_Ialltoallw_c,
+    MPI_Alltoallw_init_c / PMPI_Alltoallw_init_c,
+    (
+        sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint,
+        sendtypes: *const Dt,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint,
+        recvtypes: *const Dt,
+        comm: MPI_Comm,
+    ) => large(Call {
+        in_place: mpi::is_in_place(sendbuf),
+        scounts: sendcounts.into(),
+        rcounts: recvcounts.into(),
+        stypes: sendtypes,
+        rtypes: recvtypes,
+        ..base(Coll::Alltoallw, comm)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Reduce_c / PMPI_Reduce_c,
+    MPI_Ireduce_c / PMPI_Ireduce_c,
+    MPI_Reduce_init_c / PMPI_Reduce_init_c,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, t: Dt, op: MPI_Op,
+        root: c_int, comm: MPI_Comm,
+    ) => large(Call {
+        root,
+        ..reduction(Coll::Reduce, comm, sendbuf, count, t, op)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Allreduce_c / PMPI_Allreduce_c,
+    MPI_Iallreduce_c / PMPI_Iallreduce_c,
+    MPI_Allreduce_init_c / PMPI_Allreduce_init_c,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, t: Dt, op: MPI_Op,
+        comm: MPI_Comm,
+    ) => large(reduction(Coll::Allreduce, comm, sendbuf, count, t, op)
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c,
+    MPI_Ireduce_scatter_c / PMPI_Ireduce_scatter_c,
+    MPI_Reduce_scatter_init_c / PMPI_Reduce_scatter_init_c,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, t: Dt,
+        op: MPI_Op, comm: MPI_Comm,
+    ) => large(Call {
+        rcounts: recvcounts.into(),
+        ..reduction(Coll::ReduceScatter, comm, sendbuf, 1, t, op)
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c,
+    MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c,
+    MPI_Reduce_scatter_block_init_c / PMPI_Reduce_scatter_block_init_c,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, t: Dt, op: MPI_Op,
+        comm: MPI_Comm,
+    ) => large(reduction(Coll::ReduceScatterBlock, comm, sendbuf, recvcount, t, op)
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Scan_c / PMPI_Scan_c,
+    MPI_Iscan_c / PMPI_Iscan_c,
+    MPI_Scan_init_c / PMPI_Scan_init_c,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, t: Dt, op: MPI_Op,
+        comm: MPI_Comm,
+    ) => large(reduction(Coll::Scan, comm, sendbuf, count, t, op)
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Exscan_c / PMPI_Exscan_c,
+    MPI_Iexscan_c / PMPI_Iexscan_c,
+    MPI_Exscan_init_c / PMPI_Exscan_init_c,
+    (
+        sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, t: Dt, op: MPI_Op,
+        comm: MPI_Comm,
+    ) => large(reduction(Coll::Exscan, comm, sendbuf, count, t, op)
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Neighbor_allgather_c / PMPI_Neighbor_allgather_c,
+    MPI_Ineighbor_allgather_c / PMPI_Ineighbor_allgather_c,
+    MPI_Neighbor_allgather_init_c / PMPI_Neighbor_allgather_init_c,
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: Dt, comm: MPI_Comm,
+    ) => large(neighbor(Coll::NeighborAllgather, comm, (sendcount, sendtype), (recvcount, recvtype))
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Neighbor_allgatherv_c / PMPI_Neighbor_allgatherv_c,
+    MPI_Ineighbor_allgatherv_c / PMPI_Ineighbor_allgatherv_c,
+    MPI_Neighbor_allgatherv_init_c / PMPI_Neighbor_allgatherv_init_c,
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: Dt,
+        comm: MPI_Comm,
+    ) => large(Call {
+        rcounts: recvcounts.into(),
+        ..neighbor(Coll::NeighborAllgatherv, comm, (sendcount, sendtype), (0, recvtype))
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Neighbor_alltoall_c / PMPI_Neighbor_alltoall_c,
+    MPI_Ineighbor_alltoall_c / PMPI_Ineighbor_alltoall_c,
+    MPI_Neighbor_alltoall_init_c / PMPI_Neighbor_alltoall_init_c,
+    (
+        sendbuf: *const c_void, sendcount: MPI_Count, sendtype: Dt,
+        recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: Dt, comm: MPI_Comm,
+    ) => large(neighbor(Coll::NeighborAlltoall, comm, (sendcount, sendtype), (recvcount, recvtype))
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Neighbor_alltoallv_c / PMPI_Neighbor_alltoallv_c,
+    MPI_Ineighbor_alltoallv_c / PMPI_Ineighbor_alltoallv_c,
+    MPI_Neighbor_alltoallv_init_c / PMPI_Neighbor_alltoallv_init_c,
+    (
+        sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: Dt,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: Dt,
+        comm: MPI_Comm,
+    ) => large(Call {
+        scounts: sendcounts.into(),
+        rcounts: recvcounts.into(),
+        ..neighbor(Coll::NeighborAlltoallv, comm, (0, sendtype), (0, recvtype))
+    }
+    )
+);
+
+collective!(
+    #[cfg(mpi_large_count)]
+    MPI_Neighbor_alltoallw_c / PMPI_Neighbor_alltoallw_c,
+    MPI_Ineighbor_alltoallw_c / PMPI_Ineighbor_alltoallw_c,
+    MPI_Neighbor_alltoallw_init_c / PMPI_Neighbor_alltoallw_init_c,
+    (
+        sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint,
+        sendtypes: *const Dt,
+        recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint,
+        recvtypes: *const Dt,
+        comm: MPI_Comm,
+    ) => large(Call {
+        scounts: sendcounts.into(),
+        rcounts: recvcounts.into(),
+        stypes: sendtypes,
+        rtypes: recvtypes,
+        ..base(Coll::NeighborAlltoallw, comm)
+    }
+    )
 );
 
 // ---- windows and files (the collective calls of the paper's Table 2) ----

@@ -286,6 +286,17 @@ int main(int argc, char **argv) {
     MPI_Request_free(&preq[0]);
     MPI_Request_free(&preq[1]);
     sum += pv;
+    /* Large-count (_c) forms: MPI_Count counts, MPI_Aint displacements. */
+    MPI_Count ccount = 4, ccounts[64];
+    MPI_Aint cdispls[64];
+    for (int i = 0; i < size; i++) ccounts[i] = 1, cdispls[i] = i;
+    for (int i = 0; i < 4; i++) a[i] = rank == 0 ? 40 + i : -1;
+    MPI_Bcast_c(a, ccount, MPI_INT, 0, MPI_COMM_WORLD);
+    CHECK(a[3] == 43);
+    MPI_Alltoallv_c(a, ccounts, cdispls, MPI_INT, b, ccounts, cdispls, MPI_INT, MPI_COMM_WORLD);
+    MPI_Iallreduce_c(&one, &tot, (MPI_Count)1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    CHECK(tot == size * (size - 1) / 2);
 #endif
     MPI_Comm_free(&ring);
 

@@ -120,6 +120,20 @@ int main(int argc, char **argv) {
                       MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);
         rc = MPI_File_set_view(fh, 0, last ? MPI_FLOAT : MPI_INT, last ? MPI_FLOAT : MPI_INT,
                                "native", MPI_INFO_NULL);
+    } else if (!strcmp(s, "large_count")) {
+        int counts[64], displs[64];
+        for (int i = 0; i < size; i++) counts[i] = 1, displs[i] = i;
+#if MPI_VERSION >= 4
+        MPI_Count cc[64];
+        MPI_Aint cd[64];
+        for (int i = 0; i < size; i++) cc[i] = 1, cd[i] = i;
+        rc = MPI_Alltoallv_c(buf, cc, cd, MPI_INT, out, cc, cd, last ? MPI_FLOAT : MPI_INT, MPI_COMM_WORLD);
+        (void)counts;
+        (void)displs;
+#else
+        rc = MPI_Alltoallv(buf, counts, displs, MPI_INT, out, counts, displs, last ? MPI_FLOAT : MPI_INT,
+                           MPI_COMM_WORLD);
+#endif
     } else if (!strcmp(s, "bcast_as_send")) {
         if (rank == 0) MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
         else MPI_Recv(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
