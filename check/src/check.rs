@@ -26,6 +26,7 @@ pub enum Counts {
 impl Counts {
     /// Entry `i` (0 for a missing array, which the wrappers pass only
     /// where the call has none).
+    #[allow(clippy::unnecessary_cast)] // MPI_Count's width is the MPI's choice
     fn at(self, i: usize) -> i64 {
         // SAFETY: the user's array has one entry per rank or neighbor, as
         // MPI requires; a null array is never read.
