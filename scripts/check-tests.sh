@@ -176,6 +176,8 @@ EOF2
         fail "correct -n $n: exit $rc1 without the checker, $rc2 with it" "$checked"
     elif grep -q "mpix-check" "$checked"; then
         fail "correct -n $n: a report on a correct program" "$checked"
+    elif [ "$(grep -ci leak "$checked")" != "$(grep -ci leak "$plain")" ]; then
+        fail "correct -n $n: the MPI reports objects left behind with the checker only" "$checked"
     elif ! grep -q "^correct: checksum" "$checked" || ! diff <(grep "^correct:" "$plain") <(grep "^correct:" "$checked") >/dev/null; then
         fail "correct -n $n: results differ with the checker" "$checked"
     else

@@ -546,9 +546,15 @@ pub fn raise(comm: MPI_Comm, object: Option<Object>) -> c_int {
 
 /// The digest's datatype (one whole digest: MPI never splits it between
 /// calls of the operation) and operation, made at the first check.
+static DIGEST_TYPE_OP: std::sync::OnceLock<Result<(u64, u64), c_int>> =
+    std::sync::OnceLock::new();
+static DIGEST_FREED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn digest_type_op() -> Result<(MPI_Datatype, MPI_Op), c_int> {
-    static TYPE_OP: std::sync::OnceLock<Result<(u64, u64), c_int>> = std::sync::OnceLock::new();
-    let made = TYPE_OP.get_or_init(|| {
+    if DIGEST_FREED.load(Ordering::Acquire) {
+        return Err(mxc_err_other_code());
+    }
+    let made = DIGEST_TYPE_OP.get_or_init(|| {
         let mut t = std::mem::MaybeUninit::<MPI_Datatype>::zeroed();
         let mut op = std::mem::MaybeUninit::<MPI_Op>::zeroed();
         // SAFETY: makes and commits a contiguous type of predefined words
@@ -566,6 +572,21 @@ fn digest_type_op() -> Result<(MPI_Datatype, MPI_Op), c_int> {
     });
     let (t, op) = (*made)?;
     Ok((from_bits(t), from_bits(op)))
+}
+
+/// Frees the digest's type and op (at MPI_Finalize: a correct program's
+/// finalize reports no objects left behind, as without the checker).
+pub fn free_digest_type_op() {
+    if let Some(Ok((t, op))) = DIGEST_TYPE_OP.get() {
+        if !DIGEST_FREED.swap(true, Ordering::AcqRel) {
+            let (mut t, mut op): (MPI_Datatype, MPI_Op) = (from_bits(*t), from_bits(*op));
+            // SAFETY: the checker's own type and op, freed once.
+            unsafe {
+                PMPI_Type_free(&mut t);
+                PMPI_Op_free(&mut op);
+            }
+        }
+    }
 }
 
 /// A handle back from its bits (the inverse of `bits`).

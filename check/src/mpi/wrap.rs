@@ -144,6 +144,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
     mpi::drop_state(mpi::comm_world());
     mpi::drop_state(mpi::comm_self());
+    mpi::free_digest_type_op();
     // SAFETY: as the user asked.
     unsafe { PMPI_Finalize() }
 }
