@@ -231,7 +231,7 @@ fn report(w: &Waiting, timeout: Duration) {
             w.phase.text()
         ),
         details: vec![format!(
-            "rank {} is waiting in {call} (call #{} on {comm}); the other ranks are in another collective call, perhaps on another communicator, or do not make this call (which ranks have not arrived cannot be known here)",
+            "rank {} is waiting in {call} (call #{} on {comm}); the other ranks are in another collective call, perhaps on another communicator, do not make this call, or are held up elsewhere (in the program or inside MPI); which ranks have not arrived cannot be known here",
             w.rank, w.seq
         )],
         fields: vec![],

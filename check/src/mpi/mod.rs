@@ -546,8 +546,7 @@ pub fn raise(comm: MPI_Comm, object: Option<Object>) -> c_int {
 
 /// The digest's datatype (one whole digest: MPI never splits it between
 /// calls of the operation) and operation, made at the first check.
-static DIGEST_TYPE_OP: std::sync::OnceLock<Result<(u64, u64), c_int>> =
-    std::sync::OnceLock::new();
+static DIGEST_TYPE_OP: std::sync::OnceLock<Result<(u64, u64), c_int>> = std::sync::OnceLock::new();
 static DIGEST_FREED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn digest_type_op() -> Result<(MPI_Datatype, MPI_Op), c_int> {
