@@ -715,3 +715,11 @@ pub fn bcast(datatype: Datatype, root: c_int, c: Comm) -> Result<Datatype> {
     drop(roots);
     crate::unmarshal::bytes::unmarshal(description.rep, &description.bytes)
 }
+
+/// The private duplicates of `c` (references, definitions), setting the
+/// exchange up if needed: for tests that forge messages.
+#[doc(hidden)]
+pub fn private_comms(c: Comm) -> Result<(Comm, Comm)> {
+    let ex = attach(c)?;
+    Ok((ex.refs.0, ex.defs.0))
+}
