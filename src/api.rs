@@ -174,7 +174,12 @@ pub struct ReceivedType {
 /// the first time this process sends it to `dest` on `comm` (and after
 /// an eviction), else only its identifier (spec/exchange.md). The first
 /// exchange call on a communicator is collective over it.
-pub fn send_type(datatype: Datatype, dest: i32, tag: i32, comm: crate::mpi::comm::Comm) -> Result<()> {
+pub fn send_type(
+    datatype: Datatype,
+    dest: i32,
+    tag: i32,
+    comm: crate::mpi::comm::Comm,
+) -> Result<()> {
     crate::exchange::send(datatype, dest, tag, comm)
 }
 

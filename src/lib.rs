@@ -38,12 +38,12 @@ pub use api::{
     set_type_cache_limit, signature_count, signature_hash, stream_signature_hash, type_tree,
     unmarshal, write, ReceivedType, Representation,
 };
-pub use exchange::Counters as ExchangeCounters;
-pub use mpi::comm::{Comm, Status};
 pub use compare::{compare, Comparison, Level};
 pub use error::{Error, Result};
+pub use exchange::Counters as ExchangeCounters;
 pub use format::codes::{Combiner, Distribution, Order, Predefined};
 pub use format::tree::{Attribute, Bounds, Kind, Node};
+pub use mpi::comm::{Comm, Status};
 pub use mpi::Datatype;
 pub use signature::{
     signature_count as tree_signature_count, signature_hash as tree_signature_hash, HashKind,

@@ -23,7 +23,10 @@ static SERIAL: Mutex<()> = Mutex::new(());
 fn fresh_comm() -> Comm {
     init();
     let mut c = unsafe { ffi::RSMPI_COMM_NULL };
-    ok(unsafe { ffi::MPI_Comm_dup(ffi::RSMPI_COMM_SELF, &mut c) }, "dup");
+    ok(
+        unsafe { ffi::MPI_Comm_dup(ffi::RSMPI_COMM_SELF, &mut c) },
+        "dup",
+    );
     c
 }
 
@@ -68,7 +71,11 @@ fn every_corpus_type_arrives_equal_and_the_second_send_is_a_reference() {
         let second = round_trip(c, case.datatype, 2);
         assert_same(&case.name, case.datatype, second, true);
         let after = exchange_counters();
-        assert_eq!(after.definitions, mid.definitions, "{}: described twice", case.name);
+        assert_eq!(
+            after.definitions, mid.definitions,
+            "{}: described twice",
+            case.name
+        );
         assert_eq!(after.references, mid.references + 1);
         assert_eq!(
             after.reference_bytes - mid.reference_bytes,
@@ -102,7 +109,9 @@ fn a_type_renamed_between_sends_is_described_again() {
 }
 
 fn mpi_name(t: mpix_marshal::Datatype) -> String {
-    let n = mpix_marshal::testing::mpi::get_name(t).unwrap().unwrap_or_default();
+    let n = mpix_marshal::testing::mpi::get_name(t)
+        .unwrap()
+        .unwrap_or_default();
     String::from_utf8(n).unwrap()
 }
 
@@ -129,7 +138,11 @@ fn eviction_at_the_limit_keeps_both_sides_in_agreement_whatever_the_receive_orde
         }
     }
     let sent = exchange_counters();
-    assert_eq!(sent.definitions - before.definitions, 5, "a, b, c, a again, d");
+    assert_eq!(
+        sent.definitions - before.definitions,
+        5,
+        "a, b, c, a again, d"
+    );
     // Received in reverse: the references to evicted entries still find them.
     for &(i, tag) in plan.iter().rev() {
         let got = recv_type(0, tag, c).unwrap();
@@ -187,7 +200,9 @@ fn predefined_types_come_back_as_themselves() {
 fn threads_sending_and_receiving_at_once() {
     let _g = SERIAL.lock().unwrap();
     let c = fresh_comm();
-    let types: Vec<_> = (1..=6).map(|n| vector(n, 2, 3, named("MPI_DOUBLE"))).collect();
+    let types: Vec<_> = (1..=6)
+        .map(|n| vector(n, 2, 3, named("MPI_DOUBLE")))
+        .collect();
     let senders: Vec<_> = (0..4)
         .map(|k| {
             let ts: Vec<_> = types.iter().map(|&t| Sendable(c, t)).collect();
@@ -217,10 +232,17 @@ fn threads_sending_and_receiving_at_once() {
     for h in senders {
         h.join().unwrap();
     }
-    let trees: Vec<_> = types.iter().map(|&t| mpix_marshal::type_tree(t).unwrap()).collect();
+    let trees: Vec<_> = types
+        .iter()
+        .map(|&t| mpix_marshal::type_tree(t).unwrap())
+        .collect();
     for (k, h) in receivers.into_iter().enumerate() {
         for (round, tree) in h.join().unwrap().into_iter().enumerate() {
-            assert_eq!(tree, trees[(k + round) % trees.len()], "thread {k} round {round}");
+            assert_eq!(
+                tree,
+                trees[(k + round) % trees.len()],
+                "thread {k} round {round}"
+            );
         }
     }
     for t in types {
@@ -302,8 +324,19 @@ fn forged_identifiers_and_descriptions_are_refused_without_a_leak() {
         payload: &ext,
     };
     raw_send(&def.encode(), 0, defs);
-    raw_send(&wire::Reference { seq: 1, id: forged_id }.encode(), 5, refs);
-    expect_exchange_error(recv_type(0, 5, c), "description not matching its identifier");
+    raw_send(
+        &wire::Reference {
+            seq: 1,
+            id: forged_id,
+        }
+        .encode(),
+        5,
+        refs,
+    );
+    expect_exchange_error(
+        recv_type(0, 5, c),
+        "description not matching its identifier",
+    );
 
     // Garbage on the reference channel.
     raw_send(b"MXTRgarbage", 6, refs);
@@ -339,14 +372,20 @@ fn forged_identifiers_and_descriptions_are_refused_without_a_leak() {
 
 #[test]
 fn the_c_api_maps_an_unknown_identifier_to_its_error_kind() {
-    use mpix_marshal::testing::capi::{
-        ErrorKind, MPIX_Type_marshal_error_kind, MPIX_Type_recv,
-    };
+    use mpix_marshal::testing::capi::{ErrorKind, MPIX_Type_marshal_error_kind, MPIX_Type_recv};
     let _g = SERIAL.lock().unwrap();
     std::env::set_var("MPIX_TYPE_EXCHANGE_TIMEOUT", "0.2");
     let c = fresh_comm();
     let (refs, _) = exchange::private_comms(c).unwrap();
-    raw_send(&wire::Reference { seq: 3, id: [7; 16] }.encode(), 9, refs);
+    raw_send(
+        &wire::Reference {
+            seq: 3,
+            id: [7; 16],
+        }
+        .encode(),
+        9,
+        refs,
+    );
     let mut t = null();
     let mut status = unsafe { std::mem::zeroed::<ffi::MPI_Status>() };
     status.MPI_TAG = -12345;

@@ -99,7 +99,9 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => c"mpix-marshal: invalid argument",
             ErrorKind::Internal => c"mpix-marshal: internal error",
             ErrorKind::Attribute => c"mpix-marshal: attribute callback failed",
-            ErrorKind::Exchange => c"mpix-marshal: bad type exchange message or unknown type identifier",
+            ErrorKind::Exchange => {
+                c"mpix-marshal: bad type exchange message or unknown type identifier"
+            }
         }
     }
 

@@ -365,7 +365,12 @@ pub unsafe extern "C" fn MPIX_Type_marshal_error_kind(errorcode: c_int, kind: *m
 /// first exchange call on `comm`: that first call is collective over
 /// `comm`. `dest` may be `MPI_PROC_NULL`.
 #[no_mangle]
-pub extern "C" fn MPIX_Type_send(r#type: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+pub extern "C" fn MPIX_Type_send(
+    r#type: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
     boundary(OnError::Raise, || api::send_type(r#type, dest, tag, comm))
 }
 
@@ -414,7 +419,11 @@ pub unsafe extern "C" fn MPIX_Type_recv(
 /// `type` points to a `MPI_Datatype`, readable at the root and writable
 /// elsewhere.
 #[no_mangle]
-pub unsafe extern "C" fn MPIX_Type_bcast(r#type: *mut MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+pub unsafe extern "C" fn MPIX_Type_bcast(
+    r#type: *mut MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
     boundary(OnError::Raise, || {
         // SAFETY: type is NULL or points to a MPI_Datatype.
         let t = unsafe { ptr::arg(r#type, "type") }?;

@@ -598,7 +598,13 @@ pub fn bcast(datatype: Datatype, root: c_int, c: Comm) -> Result<Datatype> {
             return Err(Error::invalid("the root's datatype is MPI_DATATYPE_NULL"));
         }
         let id = identify(datatype)?;
-        let limit = ex.peers.iter().map(|p| p.limit).min().unwrap_or(1).min(ex.limit);
+        let limit = ex
+            .peers
+            .iter()
+            .map(|p| p.limit)
+            .min()
+            .unwrap_or(1)
+            .min(ex.limit);
         let all_same = ex.peers.iter().all(|p| p.same_build);
         let rep = if all_same {
             Representation::Internal
@@ -692,7 +698,13 @@ pub fn bcast(datatype: Datatype, root: c_int, c: Comm) -> Result<Datatype> {
                     h.seq, h.evict
                 )));
             }
-            let limit = ex.peers.iter().map(|p| p.limit).min().unwrap_or(1).min(ex.limit);
+            let limit = ex
+                .peers
+                .iter()
+                .map(|p| p.limit)
+                .min()
+                .unwrap_or(1)
+                .min(ex.limit);
             if state.recv.len() >= limit {
                 return Err(Error::Exchange(format!(
                     "broadcast description {} would exceed the type cache limit {limit}",

@@ -38,7 +38,10 @@ fn rep_of(code: u8, at: usize) -> Result<Representation> {
         1 => Ok(Representation::External),
         2 => Ok(Representation::Internal),
         3 => Ok(Representation::Compressed),
-        c => Err(exchange_error(at, format!("representation code {c} is not 1, 2 or 3"))),
+        c => Err(exchange_error(
+            at,
+            format!("representation code {c} is not 1, 2 or 3"),
+        )),
     }
 }
 
@@ -64,11 +67,17 @@ fn check_head(b: &[u8], magic: [u8; 4], len: usize, what: &str) -> Result<()> {
     if b[..4] != magic {
         return Err(exchange_error(
             0,
-            format!("not a {what} message of the type exchange (magic {:02x?})", &b[..4]),
+            format!(
+                "not a {what} message of the type exchange (magic {:02x?})",
+                &b[..4]
+            ),
         ));
     }
     if b[4] != VERSION {
-        return Err(exchange_error(4, format!("version {} (this library reads {VERSION})", b[4])));
+        return Err(exchange_error(
+            4,
+            format!("version {} (this library reads {VERSION})", b[4]),
+        ));
     }
     Ok(())
 }
@@ -108,7 +117,10 @@ impl Reference {
             )));
         }
         if b[5] != 1 {
-            return Err(exchange_error(5, format!("kind {} (a reference is 1)", b[5])));
+            return Err(exchange_error(
+                5,
+                format!("kind {} (a reference is 1)", b[5]),
+            ));
         }
         check_zero(b, 6, 8)?;
         let seq = u64_at(b, 8);
@@ -162,17 +174,29 @@ impl Definition<'_> {
         let evict = u64_at(b, 16);
         let evict_refs = u64_at(b, 24);
         if evict >= seq {
-            return Err(exchange_error(16, format!("entry {seq} evicts entry {evict}, not an earlier one")));
+            return Err(exchange_error(
+                16,
+                format!("entry {seq} evicts entry {evict}, not an earlier one"),
+            ));
         }
         if evict == 0 && evict_refs != 0 {
-            return Err(exchange_error(24, "references counted for no evicted entry"));
+            return Err(exchange_error(
+                24,
+                "references counted for no evicted entry",
+            ));
         }
         if evict != 0 && evict_refs == 0 {
-            return Err(exchange_error(24, "an evicted entry that was never referenced"));
+            return Err(exchange_error(
+                24,
+                "an evicted entry that was never referenced",
+            ));
         }
         let payload = &b[DEFINITION_HEADER_LEN..];
         if payload.is_empty() {
-            return Err(exchange_error(DEFINITION_HEADER_LEN, "an empty description"));
+            return Err(exchange_error(
+                DEFINITION_HEADER_LEN,
+                "an empty description",
+            ));
         }
         Ok(Definition {
             rep,
@@ -221,7 +245,12 @@ impl Bcast {
                 None
             }
             2 => Some(rep_of(b[6], 6)?),
-            k => return Err(exchange_error(5, format!("kind {k} (1 reference, 2 definition)"))),
+            k => {
+                return Err(exchange_error(
+                    5,
+                    format!("kind {k} (1 reference, 2 definition)"),
+                ))
+            }
         };
         check_zero(b, 7, 8)?;
         let seq = u64_at(b, 8);
@@ -232,11 +261,17 @@ impl Bcast {
         }
         match rep {
             None if evict != 0 || len != 0 => {
-                return Err(exchange_error(16, "a reference with an eviction or a payload"))
+                return Err(exchange_error(
+                    16,
+                    "a reference with an eviction or a payload",
+                ))
             }
             Some(_) if len == 0 => return Err(exchange_error(24, "an empty description")),
             Some(_) if evict >= seq => {
-                return Err(exchange_error(16, format!("entry {seq} evicts entry {evict}, not an earlier one")))
+                return Err(exchange_error(
+                    16,
+                    format!("entry {seq} evicts entry {evict}, not an earlier one"),
+                ))
             }
             _ => {}
         }
@@ -256,7 +291,10 @@ mod tests {
 
     #[test]
     fn messages_round_trip_and_reject_forgeries() {
-        let r = Reference { seq: 7, id: [3; 16] };
+        let r = Reference {
+            seq: 7,
+            id: [3; 16],
+        };
         let b = r.encode();
         assert_eq!(Reference::decode(&b).unwrap(), r);
         for i in [0, 4, 5, 6, 8 + 7] {

@@ -82,7 +82,10 @@ pub fn empty_status() -> Status {
 pub fn dup(c: Comm) -> Result<Comm> {
     let mut out = comm_null();
     // SAFETY: `out` is a valid out-pointer.
-    check(unsafe { mpi_sys::MPI_Comm_dup(c, &mut out) }, "MPI_Comm_dup")?;
+    check(
+        unsafe { mpi_sys::MPI_Comm_dup(c, &mut out) },
+        "MPI_Comm_dup",
+    )?;
     Ok(out)
 }
 
@@ -124,7 +127,10 @@ pub fn peer_count(c: Comm, inter: bool) -> Result<c_int> {
 pub fn rank(c: Comm) -> Result<c_int> {
     let mut r = 0;
     // SAFETY: `r` is a valid out-pointer.
-    check(unsafe { mpi_sys::MPI_Comm_rank(c, &mut r) }, "MPI_Comm_rank")?;
+    check(
+        unsafe { mpi_sys::MPI_Comm_rank(c, &mut r) },
+        "MPI_Comm_rank",
+    )?;
     Ok(r)
 }
 
@@ -153,7 +159,8 @@ pub fn bcast(buf: &mut [u8], root: c_int, c: Comm) -> Result<()> {
     let n = c_int::try_from(buf.len())
         .map_err(|_| crate::error::Error::invalid("a broadcast of more than 2^31 bytes"))?;
     // SAFETY: `buf` has n bytes and outlives the blocking call.
-    let rc = unsafe { mpi_sys::MPI_Bcast(buf.as_mut_ptr() as *mut c_void, n, bytes_type(), root, c) };
+    let rc =
+        unsafe { mpi_sys::MPI_Bcast(buf.as_mut_ptr() as *mut c_void, n, bytes_type(), root, c) };
     check(rc, "MPI_Bcast")
 }
 

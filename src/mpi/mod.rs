@@ -320,11 +320,8 @@ pub fn at_finalize(f: fn()) {
 /// The hook `is_initialized` registers: the registered functions, then
 /// the cache's keyval.
 extern "C" fn on_finalize() {
-    let hooks: Vec<fn()> = std::mem::take(
-        &mut *FINALIZE_HOOKS
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()),
-    );
+    let hooks: Vec<fn()> =
+        std::mem::take(&mut *FINALIZE_HOOKS.lock().unwrap_or_else(|p| p.into_inner()));
     for f in hooks {
         // Nothing may unwind into MPI_Finalize.
         let _ = std::panic::catch_unwind(f);

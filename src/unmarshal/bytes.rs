@@ -74,4 +74,3 @@ pub fn unmarshal_direct(rep: Representation, bytes: &[u8]) -> Option<Result<Data
     };
     built.ok().flatten().map(|b| b.map_err(|e| *e))
 }
-
