@@ -157,10 +157,13 @@ int main(int argc, char **argv)
     OK(MPIX_Type_exchange_set_cache_limit(1));
     MPI_Comm_dup(MPI_COMM_WORLD, &first);
     /* The first exchange call on each sets it up (collective). */
-    MPI_Datatype warm[2] = {MPI_INT, MPI_INT};
+    MPI_Datatype warm[2];
+    OK(MPI_Type_contiguous(2, MPI_INT, &warm[0]));
+    warm[1] = warm[0];
     sweep(FIRST, warm, 0, first);
     OK(MPIX_Type_exchange_set_cache_limit(64));
     sweep(CACHED, warm, 0, cached);
+    OK(MPI_Type_free(&warm[0]));
 
     if (rank == 0) {
         printf("type exchange, %s, %d round trips per figure (best of 3), microseconds per operation\n", lib,

@@ -333,6 +333,47 @@ fn identify(datatype: Datatype) -> Result<Id> {
     marshal::with_stream(Representation::External, datatype, |b| Ok(wire::digest(b)))
 }
 
+/// An internal stream as a key: hashed by its length and ends (streams
+/// are compared whole), so that a lookup costs a comparison, not a hash
+/// of every byte.
+#[derive(PartialEq, Eq)]
+struct StreamKey(Box<[u8]>);
+
+impl std::hash::Hash for StreamKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let b = &self.0;
+        h.write_usize(b.len());
+        h.write(&b[..b.len().min(64)]);
+        h.write(&b[b.len().saturating_sub(64)..]);
+    }
+}
+
+/// Identifiers of internal streams marshalled before: the same internal
+/// stream (same build, same tree, same names) is the same external one.
+static KNOWN: Mutex<Option<HashMap<StreamKey, Id>>> = Mutex::new(None);
+/// Streams remembered at most (then forgotten all at once).
+const KNOWN_MAX: usize = 1024;
+
+/// The internal stream of `datatype` and its identifier: the stream is
+/// marshalled (the cheapest representation to write), its identifier
+/// looked up, and computed from the external stream only when new.
+fn identify_fast(datatype: Datatype) -> Result<(Vec<u8>, Id)> {
+    let internal = describe(datatype, Representation::Internal)?;
+    let key = StreamKey(internal.into_boxed_slice());
+    if let Some(id) = lock(&KNOWN).as_ref().and_then(|m| m.get(&key).copied()) {
+        return Ok((key.0.into_vec(), id));
+    }
+    let id = identify(datatype)?;
+    let internal = key.0.to_vec();
+    let mut known = lock(&KNOWN);
+    let map = known.get_or_insert_with(HashMap::new);
+    if map.len() >= KNOWN_MAX {
+        map.clear();
+    }
+    map.insert(key, id);
+    Ok((internal, id))
+}
+
 fn describe(datatype: Datatype, rep: Representation) -> Result<Vec<u8>> {
     marshal::with_stream(rep, datatype, |b| Ok(b.to_vec()))
 }
@@ -356,7 +397,7 @@ pub fn send(datatype: Datatype, dest: c_int, tag: c_int, c: Comm) -> Result<()> 
     if datatype == mpi::local().datatype_null() {
         return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
     }
-    let id = identify(datatype)?;
+    let (internal, id) = identify_fast(datatype)?;
     if dest == comm::proc_null() {
         return Ok(());
     }
@@ -379,7 +420,10 @@ pub fn send(datatype: Datatype, dest: c_int, tag: c_int, c: Comm) -> Result<()> 
             (Reference { seq: e.seq, id }, None)
         }
         None => {
-            let payload = describe(datatype, rep)?;
+            let payload = match rep {
+                Representation::Internal => internal,
+                _ => describe(datatype, rep)?,
+            };
             let (evict, evict_refs) = make_room(state, limit);
             state.next_seq += 1;
             let seq = state.next_seq;
@@ -597,7 +641,7 @@ pub fn bcast(datatype: Datatype, root: c_int, c: Comm) -> Result<Datatype> {
         if datatype == mpi::local().datatype_null() {
             return Err(Error::invalid("the root's datatype is MPI_DATATYPE_NULL"));
         }
-        let id = identify(datatype)?;
+        let (internal, id) = identify_fast(datatype)?;
         let limit = ex
             .peers
             .iter()
@@ -627,7 +671,10 @@ pub fn bcast(datatype: Datatype, root: c_int, c: Comm) -> Result<Datatype> {
                 (h.encode(), None)
             }
             None => {
-                let payload = describe(datatype, rep)?;
+                let payload = match rep {
+                    Representation::Internal => internal,
+                    _ => describe(datatype, rep)?,
+                };
                 let (evict, _) = make_room(s, limit);
                 s.next_seq += 1;
                 s.entries.insert(
