@@ -82,10 +82,8 @@ pub fn empty_status() -> Status {
 pub fn dup(c: Comm) -> Result<Comm> {
     let mut out = comm_null();
     // SAFETY: `out` is a valid out-pointer.
-    check(
-        unsafe { mpi_sys::MPI_Comm_dup(c, &mut out) },
-        "MPI_Comm_dup",
-    )?;
+    let rc = unsafe { mpi_sys::MPI_Comm_dup(c, &mut out) };
+    check(rc, "MPI_Comm_dup")?;
     Ok(out)
 }
 
@@ -100,10 +98,8 @@ pub fn free(c: Comm) -> Result<()> {
 pub fn is_inter(c: Comm) -> Result<bool> {
     let mut flag = 0;
     // SAFETY: `flag` is a valid out-pointer.
-    check(
-        unsafe { mpi_sys::MPI_Comm_test_inter(c, &mut flag) },
-        "MPI_Comm_test_inter",
-    )?;
+    let rc = unsafe { mpi_sys::MPI_Comm_test_inter(c, &mut flag) };
+    check(rc, "MPI_Comm_test_inter")?;
     Ok(flag != 0)
 }
 
@@ -127,10 +123,8 @@ pub fn peer_count(c: Comm, inter: bool) -> Result<c_int> {
 pub fn rank(c: Comm) -> Result<c_int> {
     let mut r = 0;
     // SAFETY: `r` is a valid out-pointer.
-    check(
-        unsafe { mpi_sys::MPI_Comm_rank(c, &mut r) },
-        "MPI_Comm_rank",
-    )?;
+    let rc = unsafe { mpi_sys::MPI_Comm_rank(c, &mut r) };
+    check(rc, "MPI_Comm_rank")?;
     Ok(r)
 }
 
@@ -245,10 +239,8 @@ pub fn mprobe(source: c_int, tag: c_int, c: Comm) -> Result<Matched> {
     // SAFETY: reading an initialized constant of the MPI binding.
     let mut message = unsafe { mpi_sys::RSMPI_MESSAGE_NULL };
     // SAFETY: both out-pointers are valid locals.
-    check(
-        unsafe { mpi_sys::MPI_Mprobe(source, tag, c, &mut message, &mut status) },
-        "MPI_Mprobe",
-    )?;
+    let rc = unsafe { mpi_sys::MPI_Mprobe(source, tag, c, &mut message, &mut status) };
+    check(rc, "MPI_Mprobe")?;
     Ok(Matched { message, status })
 }
 
@@ -259,10 +251,8 @@ pub fn improbe(source: c_int, tag: c_int, c: Comm) -> Result<Option<Matched>> {
     let mut message = unsafe { mpi_sys::RSMPI_MESSAGE_NULL };
     let mut flag = 0;
     // SAFETY: every out-pointer is a valid local.
-    check(
-        unsafe { mpi_sys::MPI_Improbe(source, tag, c, &mut flag, &mut message, &mut status) },
-        "MPI_Improbe",
-    )?;
+    let rc = unsafe { mpi_sys::MPI_Improbe(source, tag, c, &mut flag, &mut message, &mut status) };
+    check(rc, "MPI_Improbe")?;
     Ok((flag != 0).then_some(Matched { message, status }))
 }
 
@@ -274,26 +264,22 @@ pub fn mrecv(m: Matched) -> Result<(Vec<u8>, Status)> {
     } = m;
     let mut n: c_int = 0;
     // SAFETY: `status` is the probe's; `n` a valid out-pointer.
-    check(
-        unsafe { mpi_sys::MPI_Get_count(&status, bytes_type(), &mut n) },
-        "MPI_Get_count",
-    )?;
+    let rc = unsafe { mpi_sys::MPI_Get_count(&status, bytes_type(), &mut n) };
+    check(rc, "MPI_Get_count")?;
     let mut buf = vec![0u8; usize::try_from(n).unwrap_or(0)];
     let mut st = empty_status();
     // SAFETY: `buf` has room for the n bytes the probe reported; the
     // message handle is the probe's, received once.
-    check(
-        unsafe {
-            mpi_sys::MPI_Mrecv(
-                buf.as_mut_ptr() as *mut c_void,
-                n,
-                bytes_type(),
-                &mut message,
-                &mut st,
-            )
-        },
-        "MPI_Mrecv",
-    )?;
+    let rc = unsafe {
+        mpi_sys::MPI_Mrecv(
+            buf.as_mut_ptr() as *mut c_void,
+            n,
+            bytes_type(),
+            &mut message,
+            &mut st,
+        )
+    };
+    check(rc, "MPI_Mrecv")?;
     Ok((buf, st))
 }
 
