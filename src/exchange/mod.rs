@@ -579,6 +579,12 @@ fn read_definition(
             def.seq
         )));
     }
+    if def.rep == Representation::Internal && !ex.peers[from as usize].same_build {
+        return Err(Error::Exchange(format!(
+            "rank {from} sent description {} in the internal representation, but its build differs",
+            def.seq
+        )));
+    }
     let description = checked(&def)?;
     state.defs = def.seq;
     state.live += 1;
@@ -755,6 +761,12 @@ pub fn bcast(datatype: Datatype, root: c_int, c: Comm) -> Result<Datatype> {
             if state.recv.len() >= limit {
                 return Err(Error::Exchange(format!(
                     "broadcast description {} would exceed the type cache limit {limit}",
+                    h.seq
+                )));
+            }
+            if rep == Representation::Internal && !ex.peers[root as usize].same_build {
+                return Err(Error::Exchange(format!(
+                    "broadcast description {} is internal, but the root's build differs",
                     h.seq
                 )));
             }
