@@ -2,7 +2,7 @@
  *
  * Rank 0 sends a datatype to rank 1, which rebuilds it, frees it and
  * answers with an empty message; the figure is the mean round trip per
- * operation (the best of three sweeps), for:
+ * operation (the median round trip, the best of three sweeps), for:
  *   floor(ref)   a plain MPI_Send/MPI_Recv of as many bytes as a reference (32)
  *   cached       MPIX_Type_send / MPIX_Type_recv of a type sent before
  *   floor(desc)  a plain MPI_Send/MPI_Recv of as many bytes as its description
@@ -36,7 +36,13 @@ enum mode { FLOOR, CACHED, FIRST, MSU_EXT, MSU_INT };
 static void ack_send(MPI_Comm c) { MPI_Send(NULL, 0, MPI_BYTE, 0, 99, c); }
 static void ack_recv(MPI_Comm c) { MPI_Recv(NULL, 0, MPI_BYTE, 1, 99, c, MPI_STATUS_IGNORE); }
 
-/* One sweep of `mode`: mean microseconds per round trip. */
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One sweep of `mode`: median microseconds per round trip. */
 static double sweep(enum mode m, MPI_Datatype t[2], int bytes, MPI_Comm c)
 {
     char *buf = malloc((size_t)bytes + 1);
@@ -47,9 +53,10 @@ static double sweep(enum mode m, MPI_Datatype t[2], int bytes, MPI_Comm c)
         buf = realloc(buf, (size_t)cap * 2 + 64);
     }
     MPI_Barrier(c);
-    double t0 = MPI_Wtime();
+    double *times = malloc(sizeof(double) * (size_t)iters);
     for (int i = 0; i < iters; i++) {
         MPI_Datatype send = t[m == FIRST ? i % 2 : 0], got;
+        double t0 = MPI_Wtime();
         if (rank == 0) {
             switch (m) {
             case FLOOR: OK(MPI_Send(buf, bytes, MPI_BYTE, 1, 1, c)); break;
@@ -82,8 +89,13 @@ static double sweep(enum mode m, MPI_Datatype t[2], int bytes, MPI_Comm c)
             }
             ack_send(c);
         }
+        times[i] = MPI_Wtime() - t0;
     }
-    double us = (MPI_Wtime() - t0) / iters * 1e6;
+    /* The median round trip: on a shared machine a mean measures the
+     * scheduler. */
+    qsort(times, (size_t)iters, sizeof(double), by_value);
+    double us = times[iters / 2] * 1e6;
+    free(times);
     free(buf);
     MPI_Bcast(&us, 1, MPI_DOUBLE, 0, c);
     return us;
@@ -166,7 +178,7 @@ int main(int argc, char **argv)
     OK(MPI_Type_free(&warm[0]));
 
     if (rank == 0) {
-        printf("type exchange, %s, %d round trips per figure (best of 3), microseconds per operation\n", lib,
+        printf("type exchange, %s, median of %d round trips (best of 3 sweeps), microseconds per operation\n", lib,
                iters);
         printf("%-22s %8s %10s %8s %11s %8s %10s %10s\n", "type", "desc B", "floor(32)", "cached", "floor(desc)",
                "first", "m+s+u ext", "m+s+u int");
