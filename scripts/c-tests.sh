@@ -70,7 +70,7 @@ for n in ${CTESTS_NP:-2 4}; do
 done
 # The type exchange between processes of different builds (as far as the
 # exchange can tell): the internal representation is not used between them.
-run exchange-mixed-builds "$MPIEXEC" ${MPIEXEC_ARGS:-} -n 1 "${runner[@]}" env MPIX_TYPE_EXCHANGE_BUILD_TAG=other "$out/exchange" : -n 1 "${runner[@]}" "$out/exchange"
+run exchange-mixed-builds "$MPIEXEC" ${MPIEXEC_ARGS:-} -n 1 env MPIX_TYPE_EXCHANGE_BUILD_TAG=other "${runner[@]}" "$out/exchange" : -n 1 "${runner[@]}" "$out/exchange"
 run demo-archive bash -c "cd '$out' && rm -f demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 1 ${CTESTS_RUNNER:-} ./demo_archive write demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 2 ${CTESTS_RUNNER:-} ./demo_archive read demo.mxdt"
 echo "C tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
