@@ -224,6 +224,7 @@ fn release_all() {
     for (_, ex) in all.into_iter().flatten() {
         ex.release();
     }
+    comm::free_exchange_keyval();
 }
 
 /// How many exchanges are alive (for tests).

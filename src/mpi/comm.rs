@@ -287,7 +287,6 @@ pub fn mrecv(m: Matched) -> Result<(Vec<u8>, Status)> {
 /// as its delete callback and no copying (a duplicate of the user's
 /// communicator gets an exchange of its own).
 pub fn exchange_keyval(delete: DeleteFn) -> Result<c_int> {
-    static KEYVAL: OnceLock<std::result::Result<c_int, crate::error::Error>> = OnceLock::new();
     KEYVAL
         .get_or_init(|| {
             let mut k: c_int = 0;
@@ -304,6 +303,18 @@ pub fn exchange_keyval(delete: DeleteFn) -> Result<c_int> {
             check(rc, "MPI_Comm_create_keyval").map(|()| k)
         })
         .clone()
+}
+
+static KEYVAL: OnceLock<std::result::Result<c_int, crate::error::Error>> = OnceLock::new();
+
+/// Frees the exchange's keyval (at `MPI_Finalize`; MPI keeps it until the
+/// last attribute of it is deleted).
+pub fn free_exchange_keyval() {
+    if let Some(Ok(k)) = KEYVAL.get() {
+        let mut k = *k;
+        // SAFETY: k is the exchange's keyval, freed once, at finalize.
+        unsafe { mpi_sys::MPI_Comm_free_keyval(&mut k) };
+    }
 }
 
 /// `MPI_Comm_delete_attr_function`.
