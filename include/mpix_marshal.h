@@ -113,6 +113,11 @@ typedef enum MPIX_Marshal_err {
    error string names the attribute's canonical name.
    */
   MPIX_MARSHAL_ERR_ATTRIBUTE = 7,
+  /*
+   A type exchange message is malformed or forged, or refers to a type
+   identifier the receiver never cached (`MPIX_Type_recv`, `MPIX_Type_bcast`).
+   */
+  MPIX_MARSHAL_ERR_EXCHANGE = 8,
 } MPIX_Marshal_err;
 
 /*
@@ -260,6 +265,57 @@ int MPIX_Type_compare(MPI_Datatype type_a, MPI_Datatype type_b, int level, int *
  `kind` points to a writable `int`.
  */
 int MPIX_Type_marshal_error_kind(int errorcode, int *kind);
+
+/*
+ Sends `type` to rank `dest` of `comm` with `tag`, as a description the
+ first time this process sends that type (the same description: tree,
+ arguments and names) to `dest` on `comm`, and afterwards as a 32-byte
+ reference to the receiver's cached copy (spec/exchange.md). Returns
+ when the messages' buffers may be reused, as `MPI_Send` does. The
+ exchange's messages travel on private duplicates of `comm`, made by the
+ first exchange call on `comm`: that first call is collective over
+ `comm`. `dest` may be `MPI_PROC_NULL`.
+ */
+int MPIX_Type_send(MPI_Datatype type, int dest, int tag, MPI_Comm comm);
+
+/*
+ Receives a type sent with `MPIX_Type_send` from `source` (or
+ `MPI_ANY_SOURCE`) with `tag` (or `MPI_ANY_TAG`) on `comm`, and sets
+ `*type` to it: a predefined type as itself, any other as a new,
+ uncommitted handle the caller frees with `MPI_Type_free`, equal to the
+ sender's by every observable (as `MPIX_Type_unmarshal` rebuilds it).
+ `status` (or `MPI_STATUS_IGNORE`) gets the message's source and tag.
+ A malformed or forged message, or a reference to a type this process
+ never received, is an error of the MPIX_MARSHAL_ERR_EXCHANGE kind; on
+ any error `*type` and `*status` are left untouched.
+
+ # Safety
+ `type` points to a writable `MPI_Datatype`; `status` is
+ `MPI_STATUS_IGNORE` or points to a writable `MPI_Status`.
+ */
+int MPIX_Type_recv(MPI_Datatype *type, int source, int tag, MPI_Comm comm, MPI_Status *status);
+
+/*
+ Broadcasts the type `*type` of rank `root` to every rank of the
+ intracommunicator `comm`: each rank but the root sets `*type` to a new
+ handle (predefined types excepted) that it frees; the root's is left
+ as it is. Like `MPIX_Type_send`, a type already broadcast from `root`
+ on `comm` travels as a reference only. Collective over `comm`.
+
+ # Safety
+ `type` points to a `MPI_Datatype`, readable at the root and writable
+ elsewhere.
+ */
+int MPIX_Type_bcast(MPI_Datatype *type, int root, MPI_Comm comm);
+
+/*
+ Sets the number of types cached per communicator and peer (1 to
+ 1048576, default 64 or the environment variable MPIX_TYPE_CACHE_LIMIT)
+ for the communicators on which the exchange is first used from now on.
+ A pair of processes uses the smaller of their two limits; the sender
+ evicts its least recently sent type when the cache is full.
+ */
+int MPIX_Type_exchange_set_cache_limit(int limit);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -50,19 +50,27 @@ int f(void) { return MPIX_MARSHAL_ERR_CORRUPT; }'
 run header-cxx "$MPICC" -DOMPI_SKIP_MPICXX=1 -DMPICH_SKIP_MPICXX=1 -std=c++11 -Wall -Wextra -Werror -Iinclude -x c++ -c -o "$out/hpp.o" - <<<'#include <mpix_marshal.h>
 int f() { MPI_Aint n; return MPIX_Type_marshal_size("external", MPI_INT, &n); }'
 
-for prog in c_api keyval_free mp_send rma attrs demo_archive; do
+for prog in c_api keyval_free mp_send rma attrs exchange demo_archive skeleton_content am_rma; do
     src=tests/c/$prog.c
-    [ "$prog" = demo_archive ] && src=examples/demo_archive.c
+    [ -f "$src" ] || src=examples/$prog.c
     run "build-$prog" "$MPICC" "${cflags[@]}" -o "$out/$prog" "$src" "${ldflags[@]}"
 done
 np() { "$MPIEXEC" ${MPIEXEC_ARGS:-} -n "$1" "${runner[@]}" "${@:2}"; }
 run c_api np 1 "$out/c_api"
 run keyval_free np 1 "$out/keyval_free"
-for prog in mp_send rma attrs; do
+for prog in mp_send rma attrs exchange skeleton_content; do
     for n in ${CTESTS_NP:-2 4}; do
         run "$prog-$n" np "$n" "$out/$prog"
     done
 done
+# Active-message RMA with the type exchange: 20 operations per method, the
+# target windows checked (the benchmark: examples/am_rma.c without argument).
+for n in ${CTESTS_NP:-2 4}; do
+    run "am_rma-$n" np "$n" "$out/am_rma" 20
+done
+# The type exchange between processes of different builds (as far as the
+# exchange can tell): the internal representation is not used between them.
+run exchange-mixed-builds "$MPIEXEC" ${MPIEXEC_ARGS:-} -n 1 env MPIX_TYPE_EXCHANGE_BUILD_TAG=other "${runner[@]}" "$out/exchange" : -n 1 "${runner[@]}" "$out/exchange"
 run demo-archive bash -c "cd '$out' && rm -f demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 1 ${CTESTS_RUNNER:-} ./demo_archive write demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 2 ${CTESTS_RUNNER:-} ./demo_archive read demo.mxdt"
 echo "C tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,7 +1,7 @@
 //! The safe Rust API. The C functions in `capi` are thin wrappers over it.
 
 use crate::error::{Error, Result};
-use crate::format::external::{self, Encoding};
+use crate::format::external;
 use crate::format::tree::Node;
 pub use crate::format::Representation;
 use crate::format::{compressed, internal};
@@ -9,9 +9,6 @@ use crate::marshal::cache;
 use crate::marshal::{self};
 use crate::mpi::{self, Datatype};
 use crate::signature::{self, HashKind};
-use crate::unmarshal::build;
-use crate::unmarshal::direct;
-use std::ffi::CStr;
 
 /// Marshals `datatype` into a new buffer.
 pub fn marshal(rep: Representation, datatype: Datatype) -> Result<Vec<u8>> {
@@ -42,49 +39,7 @@ pub fn marshal_size(rep: Representation, datatype: Datatype) -> Result<usize> {
 /// as the predefined handle itself; any other is a new handle, not
 /// committed, that the caller frees with `MPI_Type_free`.
 pub fn unmarshal(rep: Representation, bytes: &[u8]) -> Result<Datatype> {
-    mpi::ready()?;
-    let typerep = rep.c_name();
-    match rep {
-        Representation::External => rebuild(bytes, Encoding::Xdr, typerep),
-        Representation::Internal => rebuild(bytes, Encoding::Native, typerep),
-        Representation::Compressed => {
-            compressed::expand(bytes, |external| rebuild(external, Encoding::Xdr, typerep))
-        }
-    }
-}
-
-/// An external (`Xdr`) or internal (`Native`) stream rebuilt: by the
-/// direct path (`crate::unmarshal::direct`) when it takes the stream, else by the
-/// tree path, which also words every error.
-fn rebuild(bytes: &[u8], enc: Encoding, typerep: &'static CStr) -> Result<Datatype> {
-    if let Some(built) = direct_path(bytes, enc)? {
-        return built.map_err(|e| *e);
-    }
-    let tree = match enc {
-        Encoding::Xdr => crate::signature::stream::read(bytes)?,
-        Encoding::Native => internal::read(bytes, marshal::build_id())?,
-    };
-    build(&tree, typerep)
-}
-
-/// The stream's header checked, then the direct path; None when that path
-/// does not take the stream. Inlined: its large result, returned through
-/// memory, cost 10 ns of the paper's indexed type's unmarshal.
-#[inline(always)]
-fn direct_path(
-    bytes: &[u8],
-    enc: Encoding,
-) -> Result<Option<std::result::Result<Datatype, Box<Error>>>> {
-    Ok(match enc {
-        Encoding::Xdr => {
-            let hash = external::header_hash(bytes)?;
-            direct::unmarshal(bytes, external::HEADER_LEN, enc, Some(hash))
-        }
-        Encoding::Native => {
-            internal::check_header(bytes, marshal::build_id())?;
-            direct::unmarshal(bytes, internal::HEADER_LEN, enc, None)
-        }
-    })
+    crate::unmarshal::bytes::unmarshal(rep, bytes)
 }
 
 /// The direct unmarshal alone: None when `unmarshal` would take the tree
@@ -92,15 +47,7 @@ fn direct_path(
 /// For tests, which check that the two paths agree.
 #[doc(hidden)]
 pub fn unmarshal_direct(rep: Representation, bytes: &[u8]) -> Option<Result<Datatype>> {
-    mpi::ready().ok()?;
-    let built = match rep {
-        Representation::External => direct_path(bytes, Encoding::Xdr),
-        Representation::Internal => direct_path(bytes, Encoding::Native),
-        Representation::Compressed => {
-            compressed::expand(bytes, |external| direct_path(external, Encoding::Xdr))
-        }
-    };
-    built.ok().flatten().map(|b| b.map_err(|e| *e))
+    crate::unmarshal::bytes::unmarshal_direct(rep, bytes)
 }
 
 /// Parses a stream of any representation into its tree, without building
@@ -209,4 +156,59 @@ fn signature_figure<T: Copy>(
         e.update_signature(|s| keep(s, v));
     }
     Ok(v)
+}
+
+/// A type received by `recv_type`: the new handle (the caller's to free,
+/// unless predefined) and where it came from.
+#[derive(Debug, Clone, Copy)]
+pub struct ReceivedType {
+    pub datatype: Datatype,
+    /// The sender's rank and the message's tag (wildcards resolved).
+    pub source: i32,
+    pub tag: i32,
+    /// The full status of the exchange's message.
+    pub status: crate::mpi::comm::Status,
+}
+
+/// Sends `datatype` to rank `dest` of `comm` with `tag`: its description
+/// the first time this process sends it to `dest` on `comm` (and after
+/// an eviction), else only its identifier (spec/exchange.md). The first
+/// exchange call on a communicator is collective over it.
+pub fn send_type(
+    datatype: Datatype,
+    dest: i32,
+    tag: i32,
+    comm: crate::mpi::comm::Comm,
+) -> Result<()> {
+    crate::exchange::send(datatype, dest, tag, comm)
+}
+
+/// Receives a type sent with `send_type` (or `MPIX_Type_send`); `source`
+/// and `tag` may be `MPI_ANY_SOURCE` and `MPI_ANY_TAG`.
+pub fn recv_type(source: i32, tag: i32, comm: crate::mpi::comm::Comm) -> Result<ReceivedType> {
+    let (datatype, status) = crate::exchange::recv(source, tag, comm)?;
+    Ok(ReceivedType {
+        datatype,
+        source: status.MPI_SOURCE,
+        tag: status.MPI_TAG,
+        status,
+    })
+}
+
+/// Broadcasts the root's `datatype` (ignored elsewhere): the root gets its
+/// own handle back, every other rank a new one it frees.
+pub fn bcast_type(datatype: Datatype, root: i32, comm: crate::mpi::comm::Comm) -> Result<Datatype> {
+    crate::exchange::bcast(datatype, root, comm)
+}
+
+/// The bound on the types cached per communicator and peer, for the
+/// communicators the exchange is first used on from now on (default 64,
+/// or `MPIX_TYPE_CACHE_LIMIT`).
+pub fn set_type_cache_limit(limit: usize) -> Result<()> {
+    crate::exchange::set_cache_limit(limit)
+}
+
+/// What this process's type exchange has sent so far.
+pub fn exchange_counters() -> crate::exchange::Counters {
+    crate::exchange::counters()
 }

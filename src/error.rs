@@ -46,6 +46,11 @@ pub enum Error {
     #[error("attribute {name:?}: {what}")]
     Attribute { name: String, what: String },
 
+    /// A type exchange message is malformed or forged, or refers to an
+    /// identifier the receiver never cached (`MPIX_Type_recv`, `_bcast`).
+    #[error("type exchange: {0}")]
+    Exchange(String),
+
     /// An MPI call the library made failed; `code` is MPI's own error code.
     #[error("{call} failed: {message} (MPI error code {code})")]
     Mpi {

@@ -25,6 +25,7 @@ mod callbacks;
 mod capi;
 mod compare;
 mod error;
+mod exchange;
 mod format;
 mod marshal;
 mod mpi;
@@ -33,13 +34,16 @@ mod signature;
 mod unmarshal;
 
 pub use api::{
-    marshal, marshal_into, marshal_size, read, signature_count, signature_hash,
-    stream_signature_hash, type_tree, unmarshal, write, Representation,
+    bcast_type, exchange_counters, marshal, marshal_into, marshal_size, read, recv_type, send_type,
+    set_type_cache_limit, signature_count, signature_hash, stream_signature_hash, type_tree,
+    unmarshal, write, ReceivedType, Representation,
 };
 pub use compare::{compare, signature_difference, Comparison, Level, SignatureDifference};
 pub use error::{Error, Result};
+pub use exchange::Counters as ExchangeCounters;
 pub use format::codes::{Combiner, Distribution, Order, Predefined};
 pub use format::tree::{Attribute, Bounds, Kind, Node};
+pub use mpi::comm::{Comm, Status};
 pub use mpi::Datatype;
 pub use signature::{
     signature_count as tree_signature_count, signature_hash as tree_signature_hash, HashKind,
@@ -71,6 +75,9 @@ pub mod testing {
     }
     pub mod signature {
         pub use crate::signature::*;
+    }
+    pub mod exchange {
+        pub use crate::exchange::*;
     }
     pub mod unmarshal {
         pub use crate::unmarshal::*;

@@ -110,7 +110,15 @@ fn modules_import_only_downstream() {
     let forbidden: &[(&str, &[&str])] = &[
         (
             "format",
-            &["mpi", "marshal", "unmarshal", "compare", "api", "capi"],
+            &[
+                "mpi",
+                "marshal",
+                "unmarshal",
+                "compare",
+                "exchange",
+                "api",
+                "capi",
+            ],
         ),
         (
             "mpi",
@@ -120,17 +128,30 @@ fn modules_import_only_downstream() {
                 "unmarshal",
                 "signature",
                 "compare",
+                "exchange",
                 "api",
                 "capi",
             ],
         ),
         (
             "signature",
-            &["mpi", "marshal", "unmarshal", "compare", "api", "capi"],
+            &[
+                "mpi",
+                "marshal",
+                "unmarshal",
+                "compare",
+                "exchange",
+                "api",
+                "capi",
+            ],
         ),
-        ("marshal", &["unmarshal", "compare", "api", "capi"]),
-        ("unmarshal", &["compare", "api", "capi"]),
-        ("compare", &["api", "capi"]),
+        (
+            "marshal",
+            &["unmarshal", "compare", "exchange", "api", "capi"],
+        ),
+        ("unmarshal", &["compare", "exchange", "api", "capi"]),
+        ("compare", &["exchange", "api", "capi"]),
+        ("exchange", &["compare", "api", "capi"]),
         ("api", &["capi"]),
     ];
     let modules = modules();

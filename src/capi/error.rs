@@ -39,6 +39,9 @@ pub enum ErrorKind {
     /// A marshalled attribute's callback failed or broke its contract; the
     /// error string names the attribute's canonical name.
     Attribute = 7,
+    /// A type exchange message is malformed or forged, or refers to a type
+    /// identifier the receiver never cached (`MPIX_Type_recv`, `MPIX_Type_bcast`).
+    Exchange = 8,
 }
 
 /// How many kinds are error classes.
@@ -58,7 +61,7 @@ impl ErrorKind {
     /// The kinds that are error classes: all but `None`, in number order
     /// (checked when compiling). A new variant goes here, with its name
     /// in `class_name`.
-    pub(crate) const CLASSES: [ErrorKind; 7] = [
+    pub(crate) const CLASSES: [ErrorKind; 8] = [
         ErrorKind::UnknownRepresentation,
         ErrorKind::BufferTooSmall,
         ErrorKind::Corrupt,
@@ -66,6 +69,7 @@ impl ErrorKind {
         ErrorKind::InvalidArgument,
         ErrorKind::Internal,
         ErrorKind::Attribute,
+        ErrorKind::Exchange,
     ];
 
     /// The kind of a library error. An MPI call's own error keeps its
@@ -78,6 +82,7 @@ impl ErrorKind {
             Error::Unsupported(_) => ErrorKind::Unsupported,
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Attribute { .. } => ErrorKind::Attribute,
+            Error::Exchange(_) => ErrorKind::Exchange,
             Error::Mpi { .. } => ErrorKind::None,
         }
     }
@@ -94,6 +99,9 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => c"mpix-marshal: invalid argument",
             ErrorKind::Internal => c"mpix-marshal: internal error",
             ErrorKind::Attribute => c"mpix-marshal: attribute callback failed",
+            ErrorKind::Exchange => {
+                c"mpix-marshal: bad type exchange message or unknown type identifier"
+            }
         }
     }
 

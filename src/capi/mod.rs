@@ -24,7 +24,7 @@ use crate::callbacks::{
 use crate::compare::{self, Level};
 use crate::error::Error;
 use crate::marshal::attributes::{self, Keyval};
-use crate::mpi::{self, MPI_Aint, MPI_Count, MPI_Datatype};
+use crate::mpi::{self, MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
 use crate::signature::HashKind;
 use panic::{boundary, OnError};
 use std::os::raw::{c_char, c_int, c_void};
@@ -353,5 +353,95 @@ pub unsafe extern "C" fn MPIX_Type_marshal_error_kind(errorcode: c_int, kind: *m
         *kind = ErrorKind::None as c_int;
         *kind = error::kind_of_code(errorcode) as c_int;
         Ok(())
+    })
+}
+
+/// Sends `type` to rank `dest` of `comm` with `tag`, as a description the
+/// first time this process sends that type (the same description: tree,
+/// arguments and names) to `dest` on `comm`, and afterwards as a 32-byte
+/// reference to the receiver's cached copy (spec/exchange.md). Returns
+/// when the messages' buffers may be reused, as `MPI_Send` does. The
+/// exchange's messages travel on private duplicates of `comm`, made by the
+/// first exchange call on `comm`: that first call is collective over
+/// `comm`. `dest` may be `MPI_PROC_NULL`.
+#[no_mangle]
+pub extern "C" fn MPIX_Type_send(
+    r#type: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    boundary(OnError::Raise, || api::send_type(r#type, dest, tag, comm))
+}
+
+/// Receives a type sent with `MPIX_Type_send` from `source` (or
+/// `MPI_ANY_SOURCE`) with `tag` (or `MPI_ANY_TAG`) on `comm`, and sets
+/// `*type` to it: a predefined type as itself, any other as a new,
+/// uncommitted handle the caller frees with `MPI_Type_free`, equal to the
+/// sender's by every observable (as `MPIX_Type_unmarshal` rebuilds it).
+/// `status` (or `MPI_STATUS_IGNORE`) gets the message's source and tag.
+/// A malformed or forged message, or a reference to a type this process
+/// never received, is an error of the MPIX_MARSHAL_ERR_EXCHANGE kind; on
+/// any error `*type` and `*status` are left untouched.
+///
+/// # Safety
+/// `type` points to a writable `MPI_Datatype`; `status` is
+/// `MPI_STATUS_IGNORE` or points to a writable `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_recv(
+    r#type: *mut MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    boundary(OnError::Raise, || {
+        // SAFETY: type is NULL or points to a writable MPI_Datatype.
+        let out = unsafe { ptr::arg(r#type, "type") }?;
+        let got = api::recv_type(source, tag, comm)?;
+        *out = got.datatype;
+        if !mpi::comm::is_status_ignore(status) {
+            // SAFETY: status is not MPI_STATUS_IGNORE (nor NULL), so it
+            // points to a writable MPI_Status (the contract above).
+            unsafe { *status = got.status };
+        }
+        Ok(())
+    })
+}
+
+/// Broadcasts the type `*type` of rank `root` to every rank of the
+/// intracommunicator `comm`: each rank but the root sets `*type` to a new
+/// handle (predefined types excepted) that it frees; the root's is left
+/// as it is. Like `MPIX_Type_send`, a type already broadcast from `root`
+/// on `comm` travels as a reference only. Collective over `comm`.
+///
+/// # Safety
+/// `type` points to a `MPI_Datatype`, readable at the root and writable
+/// elsewhere.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_bcast(
+    r#type: *mut MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> c_int {
+    boundary(OnError::Raise, || {
+        // SAFETY: type is NULL or points to a MPI_Datatype.
+        let t = unsafe { ptr::arg(r#type, "type") }?;
+        *t = api::bcast_type(*t, root, comm)?;
+        Ok(())
+    })
+}
+
+/// Sets the number of types cached per communicator and peer (1 to
+/// 1048576, default 64 or the environment variable MPIX_TYPE_CACHE_LIMIT)
+/// for the communicators on which the exchange is first used from now on.
+/// A pair of processes uses the smaller of their two limits; the sender
+/// evicts its least recently sent type when the cache is full.
+#[no_mangle]
+pub extern "C" fn MPIX_Type_exchange_set_cache_limit(limit: c_int) -> c_int {
+    boundary(OnError::Raise, || {
+        let n = usize::try_from(limit)
+            .map_err(|_| Error::invalid(format!("a type cache limit of {limit}")))?;
+        api::set_type_cache_limit(n)
     })
 }

@@ -3,6 +3,7 @@
 //! checked wrappers for the MPI calls the library makes. Every MPI return
 //! code is checked here; nothing above this module calls MPI directly.
 
+pub mod comm;
 pub mod construct;
 pub mod error_class;
 mod handle;
@@ -13,7 +14,7 @@ pub use handle::{Handles, OwnedDatatype};
 
 use crate::error::{Error, Result};
 use crate::format::codes::{Combiner, Predefined};
-pub use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype};
+pub use mpi_sys::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
 pub use shim::{Constants, UNSUPPORTED};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
@@ -291,7 +292,7 @@ pub fn is_initialized() -> bool {
     let ready = init != 0 && fini == 0;
     if ready {
         WATCH.call_once(|| {
-            let hook = keyval::release_cache_keyval;
+            let hook = on_finalize;
             // SAFETY: MPI is initialized; FINALIZED is a static that
             // outlives MPI and the hook a function that does.
             let watching = unsafe { shim::mpixm_watch_finalize(&FINALIZED, hook) };
@@ -301,6 +302,31 @@ pub fn is_initialized() -> bool {
         });
     }
     ready
+}
+
+/// Functions to call when MPI finalizes (`at_finalize`).
+static FINALIZE_HOOKS: std::sync::Mutex<Vec<fn()>> = std::sync::Mutex::new(Vec::new());
+
+/// Calls `f` from `MPI_Finalize`, while MPI is still usable (when it
+/// deletes `MPI_COMM_SELF`'s attributes), before the cache's keyval is
+/// released. `f` must not panic.
+pub fn at_finalize(f: fn()) {
+    FINALIZE_HOOKS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(f);
+}
+
+/// The hook `is_initialized` registers: the registered functions, then
+/// the cache's keyval.
+extern "C" fn on_finalize() {
+    let hooks: Vec<fn()> =
+        std::mem::take(&mut *FINALIZE_HOOKS.lock().unwrap_or_else(|p| p.into_inner()));
+    for f in hooks {
+        // Nothing may unwind into MPI_Finalize.
+        let _ = std::panic::catch_unwind(f);
+    }
+    keyval::release_cache_keyval();
 }
 
 /// An error unless MPI is initialized and not yet finalized: every entry

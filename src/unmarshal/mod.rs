@@ -16,6 +16,7 @@ use crate::scratch::with_buffer;
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
+pub mod bytes;
 pub mod direct;
 
 /// Builds a new datatype from `tree`. A named tree returns the predefined

@@ -1,0 +1,797 @@
+//! The type exchange: send a datatype to a peer once, and afterwards only
+//! its identifier (spec/exchange.md).
+//!
+//! Each communicator the exchange is used on gets two private duplicates,
+//! made by the first exchange call on it (collective, like
+//! `MPI_Comm_dup`): *references* travel on the first with the user's tag,
+//! *definitions* (descriptions) on the second, in order, with tag 0. The
+//! sender's cache per peer maps identifiers to entries, each numbered by
+//! the definition that made it; the receiver's cache holds the same
+//! entries with their descriptions. A reference names its entry's number,
+//! so the receiver knows which definitions it must have read first, and
+//! an eviction (the sender's decision, least recently used, announced in
+//! the definition that replaces the entry) says how many references to
+//! the evicted entry were sent, so that references still in flight find it.
+//! Everything is released when the communicator is freed (its attribute's
+//! delete callback) or MPI finalizes.
+
+pub mod wire;
+
+use crate::error::{Error, Result};
+use crate::format::Representation;
+use crate::marshal;
+use crate::mpi::comm::{self, Comm, CommHandle, Status};
+use crate::mpi::{self, Datatype};
+use std::collections::HashMap;
+use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+use wire::{Bcast, Definition, Id, Reference};
+
+/// The default bound on the entries cached per communicator and peer.
+pub const DEFAULT_LIMIT: usize = 64;
+/// The largest limit: a receiver refuses definitions past it.
+pub const MAX_LIMIT: usize = 1 << 20;
+
+/// The limit set by `set_cache_limit` (0: not set).
+static LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the cache limit of communicators the exchange is first used on
+/// from now on (1 to `MAX_LIMIT`); it overrides `MPIX_TYPE_CACHE_LIMIT`.
+pub fn set_cache_limit(n: usize) -> Result<()> {
+    if n == 0 || n > MAX_LIMIT {
+        return Err(Error::invalid(format!(
+            "a type cache limit of {n} (it is 1 to {MAX_LIMIT})"
+        )));
+    }
+    LIMIT.store(n, Ordering::Relaxed);
+    Ok(())
+}
+
+fn limit() -> usize {
+    match LIMIT.load(Ordering::Relaxed) {
+        0 => std::env::var("MPIX_TYPE_CACHE_LIMIT")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| (1..=MAX_LIMIT).contains(&n))
+            .unwrap_or(DEFAULT_LIMIT),
+        n => n,
+    }
+}
+
+/// How long a receiver waits for a definition that a reference says was
+/// sent before it (`MPIX_TYPE_EXCHANGE_TIMEOUT` seconds, default 60).
+fn timeout() -> Duration {
+    let secs = std::env::var("MPIX_TYPE_EXCHANGE_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .unwrap_or(60.0);
+    Duration::from_secs_f64(secs)
+}
+
+/// Counters of what this process's exchange sent, for tests and benches.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counters {
+    /// Reference messages sent, and their bytes.
+    pub references: u64,
+    pub reference_bytes: u64,
+    /// Definitions (descriptions) sent, and their bytes (with headers).
+    pub definitions: u64,
+    pub definition_bytes: u64,
+    /// Broadcasts made as root, and the bytes broadcast.
+    pub broadcasts: u64,
+    pub broadcast_bytes: u64,
+}
+
+static COUNTERS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
+
+fn count(i: usize, bytes: usize) {
+    COUNTERS[i].fetch_add(1, Ordering::Relaxed);
+    COUNTERS[i + 1].fetch_add(bytes as u64, Ordering::Relaxed);
+}
+
+pub fn counters() -> Counters {
+    let c = |i: usize| COUNTERS[i].load(Ordering::Relaxed);
+    Counters {
+        references: c(0),
+        reference_bytes: c(1),
+        definitions: c(2),
+        definition_bytes: c(3),
+        broadcasts: c(4),
+        broadcast_bytes: c(5),
+    }
+}
+
+/// The identity of this build, as the internal representation checks it
+/// (spec/internal.md §2), hashed: two processes that send each other
+/// internal streams agree on it.
+fn identity() -> Id {
+    static ID: OnceLock<Id> = OnceLock::new();
+    *ID.get_or_init(|| {
+        let l = &mpi::local().constants;
+        let salt = std::env::var("MPIX_TYPE_EXCHANGE_BUILD_TAG").unwrap_or_default();
+        wire::digest(
+            format!(
+                "{}|{}.{}|{}|{}|{}|{}|{}|{salt}",
+                mpi::library_version(),
+                l.version,
+                l.subversion,
+                l.is_open_mpi,
+                env!("CARGO_PKG_VERSION"),
+                marshal::build_id(),
+                cfg!(target_endian = "big"),
+                std::mem::size_of::<usize>(),
+            )
+            .as_bytes(),
+        )
+    })
+}
+
+/// What each peer said about itself when the exchange was set up.
+struct Peer {
+    same_build: bool,
+    limit: usize,
+}
+
+/// A sender's entry.
+struct SendEntry {
+    seq: u64,
+    refs: u64,
+    last_use: u64,
+}
+
+#[derive(Default)]
+struct SendPeer {
+    next_seq: u64,
+    clock: u64,
+    entries: HashMap<Id, SendEntry>,
+}
+
+/// A description as kept by a receiver: the representation and bytes it
+/// rebuilds the type from.
+#[derive(Clone)]
+struct Description {
+    rep: Representation,
+    bytes: Arc<[u8]>,
+}
+
+struct RecvEntry {
+    id: Id,
+    description: Description,
+    consumed: u64,
+    /// Set when evicted: how many references were sent in all.
+    retired: Option<u64>,
+}
+
+#[derive(Default)]
+struct RecvPeer {
+    /// Definitions read so far (the last one's number).
+    defs: u64,
+    live: usize,
+    entries: HashMap<u64, RecvEntry>,
+}
+
+#[derive(Default)]
+struct BcastRoot {
+    /// As root: the entries every rank holds.
+    send: SendPeer,
+    /// As a receiver: entries by number.
+    recv: HashMap<u64, (Id, Description)>,
+    last: u64,
+}
+
+/// The exchange of one communicator.
+pub struct Exchange {
+    refs: CommHandle,
+    defs: CommHandle,
+    inter: bool,
+    peers: Vec<Peer>,
+    limit: usize,
+    send: Mutex<HashMap<c_int, SendPeer>>,
+    recv: Mutex<HashMap<c_int, RecvPeer>>,
+    bcast: Mutex<HashMap<c_int, BcastRoot>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Live exchanges by the number their communicator's attribute holds.
+static REGISTRY: Mutex<Option<HashMap<usize, Arc<Exchange>>>> = Mutex::new(None);
+static NEXT: AtomicUsize = AtomicUsize::new(1);
+/// Held while an exchange is set up, so that two threads do not both
+/// duplicate a communicator.
+static SETUP: Mutex<()> = Mutex::new(());
+
+/// The attribute's delete callback: the communicator is being freed.
+unsafe extern "C" fn on_delete(_c: Comm, _k: c_int, value: *mut c_void, _x: *mut c_void) -> c_int {
+    let key = value as usize;
+    // Nothing may unwind into MPI.
+    let _ = std::panic::catch_unwind(move || {
+        let ex = lock(&REGISTRY).as_mut().and_then(|r| r.remove(&key));
+        if let Some(ex) = ex {
+            ex.release();
+        }
+    });
+    0
+}
+
+/// At MPI_Finalize: every exchange still alive is released.
+fn release_all() {
+    let all = lock(&REGISTRY).take();
+    for (_, ex) in all.into_iter().flatten() {
+        ex.release();
+    }
+    comm::free_exchange_keyval();
+}
+
+/// How many exchanges are alive (for tests).
+pub fn live_exchanges() -> usize {
+    lock(&REGISTRY).as_ref().map_or(0, |r| r.len())
+}
+
+impl Exchange {
+    fn release(&self) {
+        let _ = comm::free(self.refs.0);
+        let _ = comm::free(self.defs.0);
+        lock(&self.send).clear();
+        lock(&self.recv).clear();
+        lock(&self.bcast).clear();
+    }
+
+    fn peer(&self, rank: c_int, what: &str) -> Result<&Peer> {
+        usize::try_from(rank)
+            .ok()
+            .and_then(|r| self.peers.get(r))
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "{what} {rank} is not a rank of the communicator ({} processes)",
+                    self.peers.len()
+                ))
+            })
+    }
+}
+
+/// The exchange of `c`, set up on first use (collective over `c`).
+fn attach(c: Comm) -> Result<Arc<Exchange>> {
+    mpi::ready()?;
+    if comm::comm_bits(c) == comm::comm_bits(comm::comm_null()) {
+        return Err(Error::invalid("the communicator is MPI_COMM_NULL"));
+    }
+    let keyval = comm::exchange_keyval(on_delete)?;
+    let find = |key: usize| lock(&REGISTRY).as_ref().and_then(|r| r.get(&key).cloned());
+    if let Some(key) = comm::get_attr(c, keyval)? {
+        return find(key).ok_or_else(|| {
+            Error::invalid("the type exchange of this communicator was released (MPI finalizing)")
+        });
+    }
+    let _setup = lock(&SETUP);
+    if let Some(key) = comm::get_attr(c, keyval)? {
+        return find(key).ok_or_else(|| Error::invalid("the type exchange was released"));
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| mpi::at_finalize(release_all));
+    let inter = comm::is_inter(c)?;
+    let refs = comm::dup(c)?;
+    let defs = match comm::dup(c) {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = comm::free(refs);
+            return Err(e);
+        }
+    };
+    let ex = set_up(refs, defs, inter).inspect_err(|_| {
+        let _ = comm::free(refs);
+        let _ = comm::free(defs);
+    })?;
+    let key = NEXT.fetch_add(1, Ordering::Relaxed);
+    let ex = Arc::new(ex);
+    lock(&REGISTRY)
+        .get_or_insert_with(HashMap::new)
+        .insert(key, ex.clone());
+    if let Err(e) = comm::set_attr(c, keyval, key) {
+        if let Some(ex) = lock(&REGISTRY).as_mut().and_then(|r| r.remove(&key)) {
+            ex.release();
+        }
+        return Err(e);
+    }
+    Ok(ex)
+}
+
+/// The peers' identities and limits, gathered on the new duplicate.
+fn set_up(refs: Comm, defs: Comm, inter: bool) -> Result<Exchange> {
+    let n = comm::peer_count(refs, inter)? as usize;
+    let limit = limit();
+    let mut mine = [0u8; 24];
+    mine[..16].copy_from_slice(&identity());
+    mine[16..20].copy_from_slice(&(limit as u32).to_be_bytes());
+    let mut all = vec![0u8; 24 * n];
+    comm::allgather(&mine, &mut all, refs)?;
+    let peers = all
+        .chunks_exact(24)
+        .map(|p| Peer {
+            same_build: p[..16] == mine[..16],
+            limit: (u32::from_be_bytes(p[16..20].try_into().expect("4 bytes")) as usize)
+                .clamp(1, MAX_LIMIT),
+        })
+        .collect();
+    Ok(Exchange {
+        refs: CommHandle(refs),
+        defs: CommHandle(defs),
+        inter,
+        peers,
+        limit,
+        send: Mutex::default(),
+        recv: Mutex::default(),
+        bcast: Mutex::default(),
+    })
+}
+
+/// The identifier of `datatype`: the digest of its external stream.
+fn identify(datatype: Datatype) -> Result<Id> {
+    marshal::with_stream(Representation::External, datatype, |b| Ok(wire::digest(b)))
+}
+
+/// An internal stream as a key: hashed by its length and ends (streams
+/// are compared whole), so that a lookup costs a comparison, not a hash
+/// of every byte.
+#[derive(PartialEq, Eq)]
+struct StreamKey(Box<[u8]>);
+
+impl std::hash::Hash for StreamKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let b = &self.0;
+        h.write_usize(b.len());
+        h.write(&b[..b.len().min(64)]);
+        h.write(&b[b.len().saturating_sub(64)..]);
+    }
+}
+
+/// Identifiers of internal streams marshalled before: the same internal
+/// stream (same build, same tree, same names) is the same external one.
+static KNOWN: Mutex<Option<HashMap<StreamKey, Id>>> = Mutex::new(None);
+/// Streams remembered at most (then forgotten all at once).
+const KNOWN_MAX: usize = 1024;
+
+/// The internal stream of `datatype` and its identifier: the stream is
+/// marshalled (the cheapest representation to write), its identifier
+/// looked up, and computed from the external stream only when new.
+fn identify_fast(datatype: Datatype) -> Result<(Vec<u8>, Id)> {
+    let internal = describe(datatype, Representation::Internal)?;
+    let key = StreamKey(internal.into_boxed_slice());
+    if let Some(id) = lock(&KNOWN).as_ref().and_then(|m| m.get(&key).copied()) {
+        return Ok((key.0.into_vec(), id));
+    }
+    let id = identify(datatype)?;
+    let internal = key.0.to_vec();
+    let mut known = lock(&KNOWN);
+    let map = known.get_or_insert_with(HashMap::new);
+    if map.len() >= KNOWN_MAX {
+        map.clear();
+    }
+    map.insert(key, id);
+    Ok((internal, id))
+}
+
+fn describe(datatype: Datatype, rep: Representation) -> Result<Vec<u8>> {
+    marshal::with_stream(rep, datatype, |b| Ok(b.to_vec()))
+}
+
+/// Where a new entry goes: the evicted entry's number and reference
+/// count, when the cache is full (its least recently used entry).
+fn make_room(peer: &mut SendPeer, limit: usize) -> (u64, u64) {
+    if peer.entries.len() < limit {
+        return (0, 0);
+    }
+    let Some((&id, _)) = peer.entries.iter().min_by_key(|(_, e)| e.last_use) else {
+        return (0, 0);
+    };
+    let e = peer.entries.remove(&id).expect("present");
+    (e.seq, e.refs)
+}
+
+/// `MPIX_Type_send`.
+pub fn send(datatype: Datatype, dest: c_int, tag: c_int, c: Comm) -> Result<()> {
+    mpi::ready()?;
+    if datatype == mpi::local().datatype_null() {
+        return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
+    }
+    let (internal, id) = identify_fast(datatype)?;
+    if dest == comm::proc_null() {
+        return Ok(());
+    }
+    let ex = attach(c)?;
+    let peer = ex.peer(dest, "dest")?;
+    let limit = ex.limit.min(peer.limit);
+    let rep = if peer.same_build {
+        Representation::Internal
+    } else {
+        Representation::Compressed
+    };
+    let mut sends = lock(&ex.send);
+    let state = sends.entry(dest).or_default();
+    state.clock += 1;
+    let clock = state.clock;
+    let (reference, definition) = match state.entries.get_mut(&id) {
+        Some(e) => {
+            e.refs += 1;
+            e.last_use = clock;
+            (Reference { seq: e.seq, id }, None)
+        }
+        None => {
+            let payload = match rep {
+                Representation::Internal => internal,
+                _ => describe(datatype, rep)?,
+            };
+            let (evict, evict_refs) = make_room(state, limit);
+            state.next_seq += 1;
+            let seq = state.next_seq;
+            state.entries.insert(
+                id,
+                SendEntry {
+                    seq,
+                    refs: 1,
+                    last_use: clock,
+                },
+            );
+            let def = Definition {
+                rep,
+                seq,
+                evict,
+                evict_refs,
+                id,
+                payload: &payload,
+            }
+            .encode();
+            (Reference { seq, id }, Some(def))
+        }
+    };
+    let reference = reference.encode();
+    let mut msgs = Vec::with_capacity(2);
+    if let Some(d) = &definition {
+        msgs.push((&d[..], dest, 0, ex.defs.0));
+        count(2, d.len());
+    }
+    msgs.push((&reference[..], dest, tag, ex.refs.0));
+    count(0, reference.len());
+    // Started under the lock, so that definitions leave in their order.
+    let pending = comm::start_sends(&msgs)?;
+    drop(sends);
+    pending.wait()
+}
+
+/// `MPIX_Type_recv`: the rebuilt type and the reference's status.
+pub fn recv(source: c_int, tag: c_int, c: Comm) -> Result<(Datatype, Status)> {
+    mpi::ready()?;
+    if source == comm::proc_null() {
+        return Err(Error::invalid(
+            "source is MPI_PROC_NULL: there is no type to receive",
+        ));
+    }
+    let ex = attach(c)?;
+    if source != comm::any_source() {
+        ex.peer(source, "source")?;
+    }
+    let matched = comm::mprobe(source, tag, ex.refs.0)?;
+    let (bytes, status) = comm::mrecv(matched)?;
+    let from = status.MPI_SOURCE;
+    let reference = Reference::decode(&bytes)?;
+    let description = {
+        let mut recvs = lock(&ex.recv);
+        let state = recvs.entry(from).or_default();
+        let deadline = Instant::now() + timeout();
+        while state.defs < reference.seq {
+            read_definition(&ex, from, state, deadline, reference.seq)?;
+        }
+        let entry = state.entries.get_mut(&reference.seq).ok_or_else(|| {
+            Error::Exchange(format!(
+                "rank {from} refers to entry {} of its type cache, which it evicted before (a forged or replayed identifier)",
+                reference.seq
+            ))
+        })?;
+        if entry.id != reference.id {
+            return Err(Error::Exchange(format!(
+                "rank {from} refers to entry {} of its type cache with identifier {}, but that entry holds {} (an unknown or forged identifier)",
+                reference.seq,
+                hex(&reference.id),
+                hex(&entry.id)
+            )));
+        }
+        entry.consumed += 1;
+        let description = entry.description.clone();
+        if entry.retired.is_some_and(|total| entry.consumed >= total) {
+            state.entries.remove(&reference.seq);
+        }
+        description
+    };
+    let t = crate::unmarshal::bytes::unmarshal(description.rep, &description.bytes)?;
+    Ok((t, status))
+}
+
+fn hex(id: &Id) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads the next definition from `from` (waiting at most until
+/// `deadline`) into the peer's cache.
+fn read_definition(
+    ex: &Exchange,
+    from: c_int,
+    state: &mut RecvPeer,
+    deadline: Instant,
+    wanted: u64,
+) -> Result<()> {
+    let mut spins = 0u32;
+    let matched = loop {
+        if let Some(m) = comm::improbe(from, 0, ex.defs.0)? {
+            break m;
+        }
+        if Instant::now() > deadline {
+            return Err(Error::Exchange(format!(
+                "rank {from} refers to entry {wanted} of its type cache, but sent only {} descriptions (an unknown or forged identifier)",
+                state.defs
+            )));
+        }
+        spins += 1;
+        if spins > 1000 {
+            std::thread::sleep(Duration::from_micros(50));
+        } else {
+            std::thread::yield_now();
+        }
+    };
+    let (bytes, _) = comm::mrecv(matched)?;
+    let def = Definition::decode(&bytes)?;
+    if def.seq != state.defs + 1 {
+        return Err(Error::Exchange(format!(
+            "rank {from}'s description {} arrived where {} was due",
+            def.seq,
+            state.defs + 1
+        )));
+    }
+    if def.evict != 0 {
+        let e = state
+            .entries
+            .get_mut(&def.evict)
+            .filter(|e| e.retired.is_none())
+            .ok_or_else(|| {
+                Error::Exchange(format!(
+                    "rank {from}'s description {} evicts entry {}, which is not in the cache",
+                    def.seq, def.evict
+                ))
+            })?;
+        if e.consumed > def.evict_refs {
+            return Err(Error::Exchange(format!(
+                "rank {from} evicts entry {} after {} references, but {} were received",
+                def.evict, def.evict_refs, e.consumed
+            )));
+        }
+        e.retired = Some(def.evict_refs);
+        state.live -= 1;
+        if e.consumed >= def.evict_refs {
+            state.entries.remove(&def.evict);
+        }
+    }
+    let limit = ex.limit.min(ex.peers[from as usize].limit);
+    if state.live >= limit {
+        return Err(Error::Exchange(format!(
+            "rank {from}'s description {} would exceed the type cache limit {limit} without an eviction",
+            def.seq
+        )));
+    }
+    if def.rep == Representation::Internal && !ex.peers[from as usize].same_build {
+        return Err(Error::Exchange(format!(
+            "rank {from} sent description {} in the internal representation, but its build differs",
+            def.seq
+        )));
+    }
+    let description = checked(&def)?;
+    state.defs = def.seq;
+    state.live += 1;
+    state.entries.insert(
+        def.seq,
+        RecvEntry {
+            id: def.id,
+            description,
+            consumed: 0,
+            retired: None,
+        },
+    );
+    Ok(())
+}
+
+/// A received description, kept in the form that rebuilds fastest: an
+/// external or compressed one is checked against its identifier (and kept
+/// expanded), an internal one is checked by its build header when rebuilt.
+fn checked(def: &Definition<'_>) -> Result<Description> {
+    let external: Vec<u8> = match def.rep {
+        Representation::Internal => {
+            return Ok(Description {
+                rep: Representation::Internal,
+                bytes: def.payload.into(),
+            })
+        }
+        Representation::External => def.payload.to_vec(),
+        Representation::Compressed => {
+            crate::format::compressed::expand(def.payload, |b| Ok(b.to_vec()))?
+        }
+    };
+    if wire::digest(&external) != def.id {
+        return Err(Error::Exchange(format!(
+            "description {} does not match its identifier {} (corrupt or forged)",
+            def.seq,
+            hex(&def.id)
+        )));
+    }
+    Ok(Description {
+        rep: Representation::External,
+        bytes: external.into(),
+    })
+}
+
+/// `MPIX_Type_bcast`: the root's type on every rank (the root's own
+/// handle is returned to it unchanged).
+pub fn bcast(datatype: Datatype, root: c_int, c: Comm) -> Result<Datatype> {
+    mpi::ready()?;
+    let ex = attach(c)?;
+    if ex.inter {
+        return Err(Error::unsupported(
+            "MPIX_Type_bcast on an intercommunicator",
+        ));
+    }
+    ex.peer(root, "root")?;
+    let me = comm::rank(ex.refs.0)?;
+    let mut roots = lock(&ex.bcast);
+    let state = roots.entry(root).or_default();
+    if me == root {
+        if datatype == mpi::local().datatype_null() {
+            return Err(Error::invalid("the root's datatype is MPI_DATATYPE_NULL"));
+        }
+        let (internal, id) = identify_fast(datatype)?;
+        let limit = ex
+            .peers
+            .iter()
+            .map(|p| p.limit)
+            .min()
+            .unwrap_or(1)
+            .min(ex.limit);
+        let all_same = ex.peers.iter().all(|p| p.same_build);
+        let rep = if all_same {
+            Representation::Internal
+        } else {
+            Representation::Compressed
+        };
+        let s = &mut state.send;
+        s.clock += 1;
+        let clock = s.clock;
+        let (mut header, payload) = match s.entries.get_mut(&id) {
+            Some(e) => {
+                e.last_use = clock;
+                let h = Bcast {
+                    rep: None,
+                    seq: e.seq,
+                    evict: 0,
+                    len: 0,
+                    id,
+                };
+                (h.encode(), None)
+            }
+            None => {
+                let payload = match rep {
+                    Representation::Internal => internal,
+                    _ => describe(datatype, rep)?,
+                };
+                let (evict, _) = make_room(s, limit);
+                s.next_seq += 1;
+                s.entries.insert(
+                    id,
+                    SendEntry {
+                        seq: s.next_seq,
+                        refs: 1,
+                        last_use: clock,
+                    },
+                );
+                let h = Bcast {
+                    rep: Some(rep),
+                    seq: s.next_seq,
+                    evict,
+                    len: payload.len() as u64,
+                    id,
+                };
+                (h.encode(), Some(payload))
+            }
+        };
+        comm::bcast(&mut header, root, ex.refs.0)?;
+        count(4, header.len() + payload.as_ref().map_or(0, |p| p.len()));
+        if let Some(mut p) = payload {
+            comm::bcast(&mut p, root, ex.refs.0)?;
+        }
+        return Ok(datatype);
+    }
+    let mut header = [0u8; wire::BCAST_LEN];
+    comm::bcast(&mut header, root, ex.refs.0)?;
+    let h = Bcast::decode(&header)?;
+    let description = match h.rep {
+        None => {
+            let (id, d) = state.recv.get(&h.seq).ok_or_else(|| {
+                Error::Exchange(format!(
+                    "the root refers to broadcast entry {}, which is not cached (an unknown or forged identifier)",
+                    h.seq
+                ))
+            })?;
+            if *id != h.id {
+                return Err(Error::Exchange(format!(
+                    "the root refers to broadcast entry {} with identifier {}, but it holds {}",
+                    h.seq,
+                    hex(&h.id),
+                    hex(id)
+                )));
+            }
+            d.clone()
+        }
+        Some(rep) => {
+            // The payload is broadcast whatever this rank thinks of the
+            // header, so that the collective stays matched.
+            let len = usize::try_from(h.len)
+                .ok()
+                .filter(|&n| n <= i32::MAX as usize)
+                .ok_or_else(|| Error::Exchange(format!("a description of {} bytes", h.len)))?;
+            let mut payload = vec![0u8; len];
+            comm::bcast(&mut payload, root, ex.refs.0)?;
+            if h.seq != state.last + 1 {
+                return Err(Error::Exchange(format!(
+                    "broadcast description {} arrived where {} was due",
+                    h.seq,
+                    state.last + 1
+                )));
+            }
+            if h.evict != 0 && state.recv.remove(&h.evict).is_none() {
+                return Err(Error::Exchange(format!(
+                    "broadcast description {} evicts entry {}, which is not cached",
+                    h.seq, h.evict
+                )));
+            }
+            let limit = ex
+                .peers
+                .iter()
+                .map(|p| p.limit)
+                .min()
+                .unwrap_or(1)
+                .min(ex.limit);
+            if state.recv.len() >= limit {
+                return Err(Error::Exchange(format!(
+                    "broadcast description {} would exceed the type cache limit {limit}",
+                    h.seq
+                )));
+            }
+            if rep == Representation::Internal && !ex.peers[root as usize].same_build {
+                return Err(Error::Exchange(format!(
+                    "broadcast description {} is internal, but the root's build differs",
+                    h.seq
+                )));
+            }
+            let d = checked(&Definition {
+                rep,
+                seq: h.seq,
+                evict: h.evict,
+                evict_refs: 0,
+                id: h.id,
+                payload: &payload,
+            })?;
+            state.last = h.seq;
+            state.recv.insert(h.seq, (h.id, d.clone()));
+            d
+        }
+    };
+    drop(roots);
+    crate::unmarshal::bytes::unmarshal(description.rep, &description.bytes)
+}
+
+/// The private duplicates of `c` (references, definitions), setting the
+/// exchange up if needed: for tests that forge messages.
+#[doc(hidden)]
+pub fn private_comms(c: Comm) -> Result<(Comm, Comm)> {
+    let ex = attach(c)?;
+    Ok((ex.refs.0, ex.defs.0))
+}
