@@ -15,7 +15,7 @@ lib="$(pwd)/$target/release/libmpix_check.so"
 out="$target/check-bench"
 mkdir -p "$out"
 "$MPICC" -O2 -std=c99 -Wall -Wextra -Werror -o "$out/overhead" check/tests/c/overhead.c
-for n in 2 4; do
+for n in ${CHECK_BENCH_RANKS:-2 4}; do
     "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/overhead" plain >"$out/plain-$n.txt"
     "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" "$out/overhead" checked >"$out/checked-$n.txt"
     paste "$out/plain-$n.txt" "$out/checked-$n.txt" |

@@ -276,7 +276,7 @@ fn packed_hash() -> u64 {
 /// A type's signature facts, looked up once per call: its hash, element
 /// count and size (O(1) once the library has cached the hash on the type).
 #[derive(Debug, Clone, Copy)]
-pub struct TypeSig {
+struct TypeSig {
     /// None: the library could not read the type.
     hash: Option<(u64, u128)>,
     bytes: u64,
@@ -287,36 +287,22 @@ pub struct TypeSig {
 /// another type, so the per-thread caches of type signatures start over.
 pub static TYPES_FREED: AtomicU64 = AtomicU64::new(0);
 
+/// A recent type: its facts and the signature of the count it was last
+/// used with (programs repeat a call with the same count).
+#[derive(Clone, Copy)]
+struct Recent {
+    key: u64,
+    facts: TypeSig,
+    last: Option<(i64, Sig)>,
+}
+
 thread_local! {
-    /// The last few types' signature facts, valid while no type was freed.
-    static RECENT: std::cell::RefCell<(u64, Vec<(u64, TypeSig)>)> =
+    /// The last few types, valid while no type was freed.
+    static RECENT: std::cell::RefCell<(u64, Vec<Recent>)> =
         const { std::cell::RefCell::new((0, Vec::new())) };
 }
 
 impl TypeSig {
-    /// A type's facts: from this thread's cache of recent types (a handful
-    /// of comparisons), else from the library.
-    pub fn of(t: MPI_Datatype) -> TypeSig {
-        const KEEP: usize = 8;
-        let key = mpi::bits(t);
-        let freed = TYPES_FREED.load(Ordering::Acquire);
-        RECENT.with(|r| {
-            let mut r = r.borrow_mut();
-            if r.0 != freed {
-                *r = (freed, Vec::new());
-            }
-            if let Some(&(_, ts)) = r.1.iter().find(|(k, _)| *k == key) {
-                return ts;
-            }
-            let ts = TypeSig::look_up(t);
-            if r.1.len() == KEEP {
-                r.1.remove(0);
-            }
-            r.1.push((key, ts));
-            ts
-        })
-    }
-
     fn look_up(t: MPI_Datatype) -> TypeSig {
         let kind = HashKind::DEFAULT;
         let hash = match (
@@ -335,7 +321,7 @@ impl TypeSig {
     }
 
     /// The signature of `count` copies: O(log count) at most.
-    pub fn times(&self, count: i64) -> Sig {
+    fn times(&self, count: i64) -> Sig {
         let (Some((h, n)), Ok(k)) = (self.hash, u64::try_from(count)) else {
             return Sig {
                 flags: DEFINED | UNKNOWN,
@@ -344,7 +330,11 @@ impl TypeSig {
         };
         let k = k as u128;
         Sig {
-            hash: HashKind::DEFAULT.repeat((h, n), k),
+            hash: if k == 1 {
+                h
+            } else {
+                HashKind::DEFAULT.repeat((h, n), k)
+            },
             count: u64::try_from(n.saturating_mul(k)).unwrap_or(u64::MAX),
             bytes: self.bytes.saturating_mul(k as u64),
             flags: DEFINED | if self.packed { PACKED } else { 0 },
@@ -352,9 +342,43 @@ impl TypeSig {
     }
 }
 
-/// The signature of `count` copies of `t`.
+/// The signature of `count` copies of `t`: from this thread's cache of
+/// recent types (a handful of comparisons) when `t` was used lately, else
+/// from the library (O(1) once it has the type's hash, which it keeps on
+/// the type) and O(log count) for the copies.
 pub fn sig_of(count: i64, t: MPI_Datatype) -> Sig {
-    TypeSig::of(t).times(count)
+    const KEEP: usize = 8;
+    let key = mpi::bits(t);
+    let freed = TYPES_FREED.load(Ordering::Acquire);
+    RECENT.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.0 != freed {
+            *r = (freed, Vec::new());
+        }
+        let i = match r.1.iter().position(|e| e.key == key) {
+            Some(i) => i,
+            None => {
+                if r.1.len() == KEEP {
+                    r.1.remove(0);
+                }
+                r.1.push(Recent {
+                    key,
+                    facts: TypeSig::look_up(t),
+                    last: None,
+                });
+                r.1.len() - 1
+            }
+        };
+        let e = &mut r.1[i];
+        match e.last {
+            Some((c, s)) if c == count => s,
+            _ => {
+                let s = e.facts.times(count);
+                e.last = Some((count, s));
+                s
+            }
+        }
+    })
 }
 
 /// "4 x MPI_BYTE", "1 x a derived datatype "row" (MPI_COMBINER_VECTOR)".
@@ -707,7 +731,6 @@ fn exchange_failed(call: &Call, rc: c_int) -> Result<(), c_int> {
 fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
     let mut b = digest::Builder::new(rec);
     if let Some(t) = &call.topo {
-        let mut sigs = Sigs::default();
         // Each edge with its occurrence among the edges between the same
         // two ranks: MPI pairs repeated edges in order.
         let occurrence =
@@ -715,24 +738,23 @@ fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
         for (k, d) in t.dests.iter().enumerate() {
             if let Some(j) = *d {
                 let (c, ty) = call.send_slot(k);
-                b.pair(st.rank, j, occurrence(&t.dests, k), sigs.of(c, ty), true);
+                b.pair(st.rank, j, occurrence(&t.dests, k), sig_of(c, ty), true);
             }
         }
         for (k, s) in t.sources.iter().enumerate() {
             if let Some(i) = *s {
                 let (c, ty) = call.recv_slot(k);
-                b.pair(i, st.rank, occurrence(&t.sources, k), sigs.of(c, ty), false);
+                b.pair(i, st.rank, occurrence(&t.sources, k), sig_of(c, ty), false);
             }
         }
     } else if call.coll.pairwise() {
-        let mut sigs = Sigs::default();
         for j in 0..st.size {
             let (s, r) = call.pair(st.rank, j);
             if let Some((c, t)) = s {
-                b.pair(st.rank, j, 0, sigs.of(c, t), true);
+                b.pair(st.rank, j, 0, sig_of(c, t), true);
             }
             if let Some((c, t)) = r {
-                b.pair(j, st.rank, 0, sigs.of(c, t), false);
+                b.pair(j, st.rank, 0, sig_of(c, t), false);
             }
         }
     }
@@ -809,37 +831,15 @@ fn settle(call: &Call, st: &State) {
     let _ = call;
 }
 
-/// The signatures of one call's (count, type) pairs, each type's hash
-/// looked up once.
-#[derive(Default)]
-struct Sigs {
-    last: Option<(MPI_Datatype, TypeSig)>,
-}
-
-impl Sigs {
-    fn of(&mut self, count: i64, t: MPI_Datatype) -> Sig {
-        match &self.last {
-            Some((lt, ts)) if mpi::bits(*lt) == mpi::bits(t) => ts.times(count),
-            _ => {
-                let ts = TypeSig::of(t);
-                let s = ts.times(count);
-                self.last = Some((t, ts));
-                s
-            }
-        }
-    }
-}
-
 /// What this rank sends to each rank, as signatures in words, and what it
 /// expects from each.
 fn pair_rows(call: &Call, st: &State) -> (Vec<u64>, Vec<Sig>) {
-    let mut sigs = Sigs::default();
     let mut send = Vec::with_capacity(4 * st.size);
     let mut expect = Vec::with_capacity(st.size);
     for j in 0..st.size {
         let (s, r) = call.pair(st.rank, j);
-        send.extend_from_slice(&s.map_or(Sig::NONE, |(c, t)| sigs.of(c, t)).to_words());
-        expect.push(r.map_or(Sig::NONE, |(c, t)| sigs.of(c, t)));
+        send.extend_from_slice(&s.map_or(Sig::NONE, |(c, t)| sig_of(c, t)).to_words());
+        expect.push(r.map_or(Sig::NONE, |(c, t)| sig_of(c, t)));
     }
     (send, expect)
 }
