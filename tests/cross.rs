@@ -10,8 +10,8 @@
 //! included, rebuilds each type and checks:
 //!
 //! - the observables are the writer's (packed bytes excepted for long
-//!   doubles between MPICH and Open MPI, which pack their padding
-//!   differently: there the geometry only);
+//!   doubles between two MPIs, which pack their padding differently:
+//!   there the geometry only);
 //! - the rebuilt constructor tree, names included, is the writer's, or it
 //!   differs for a reason the library documents (README, "What comes
 //!   back"), which the test names: an extent correction (a RESIZED level
@@ -66,8 +66,9 @@ fn fnv(bytes: &[u8]) -> u64 {
 /// Whether the type moves a long double. MPICH packs a long double inside
 /// a non-contiguous type as its 10 bytes of data and leaves the 6 padding
 /// bytes of the output as they were, where Open MPI copies all 16 bytes
-/// from the source: the same typemap packs to other bytes on the two
-/// families, so such packed bytes are compared only within one.
+/// from the source, and Open MPI 4 and 5 differ in that too: the same
+/// typemap packs to other padding bytes on different MPIs, so such packed
+/// bytes are compared only within one build (the geometry always).
 fn holds_long_double(n: &Node) -> bool {
     match n.kind {
         Kind::Named(p) => matches!(p.0, 0x220 | 0x224 | 0x225 | 0x22d),
@@ -96,27 +97,44 @@ fn observables(t: mpix_marshal::testing::mpi::Datatype) -> String {
     s
 }
 
-/// The tree without what legitimately differs between a stream and its
-/// rebuilt type: recorded bounds (the reader restores them), and the
-/// correction levels the reader adds to restore them (the level keeps its
-/// name). Returns whether a correction was removed.
-fn normalize(mut n: Node, corrected: &mut bool) -> Node {
+/// A node without its children and recorded bounds, to compare one level.
+fn shallow(n: &Node) -> Node {
+    let mut n = n.clone();
     n.bounds = None;
-    if n.correction {
-        if let Kind::Resized { old, .. } = n.kind {
-            *corrected = true;
-            let mut inner = normalize(*old, corrected);
-            if inner.name.is_none() {
-                inner.name = n.name;
-            }
-            return inner;
-        }
-    }
     for c in n.children_mut() {
-        let owned = std::mem::replace(c, Node::named(Predefined(0x209)));
-        *c = normalize(owned, corrected);
+        *c = Node::named(Predefined(0x209));
     }
     n
+}
+
+/// Whether the rebuilt tree is the written one, names included, but for
+/// what legitimately differs: recorded bounds (the reader restores them),
+/// and the correction levels the reader adds to restore them, which
+/// `corrected` counts. Open MPI's `MPI_Type_get_contents` returns fresh
+/// duplicates below the root, which lose the correction mark (README), so
+/// there an unmarked RESIZED level around a level equal to the written one
+/// is taken as a correction too.
+fn same_tree(written: &Node, rebuilt: &Node, corrected: &mut usize) -> bool {
+    if let Kind::Resized { old, .. } = &rebuilt.kind {
+        let hidden = is_open_mpi() && !matches!(written.kind, Kind::Resized { .. });
+        if rebuilt.correction || hidden {
+            // The level's name may sit on the correction around it.
+            let mut inner = (**old).clone();
+            if inner.name.is_none() {
+                inner.name = rebuilt.name.clone();
+            }
+            if same_tree(written, &inner, corrected) {
+                *corrected += 1;
+                return true;
+            }
+        }
+    }
+    shallow(written) == shallow(rebuilt)
+        && written
+            .children()
+            .iter()
+            .zip(rebuilt.children())
+            .all(|(a, b)| same_tree(a, b, corrected))
 }
 
 /// The documented reasons a rebuilt tree may differ from the written one
@@ -212,7 +230,6 @@ fn streams_cross_between_implementations() {
     let mut details = Vec::new();
     for writer in &found {
         let dir = root.join(writer);
-        let writer_family = fs::read_to_string(dir.join("family")).unwrap();
         let cell = row.entry(writer.clone()).or_default();
         let mut files: Vec<_> = fs::read_dir(&dir)
             .unwrap()
@@ -239,7 +256,7 @@ fn streams_cross_between_implementations() {
                     // rebuilt type keeps its writer's extent (§5.6); and
                     // its packed bytes, but for long doubles across families.
                     let got = observables(t);
-                    if writer_family != family && holds_long_double(&written) {
+                    if writer != &me && holds_long_double(&written) {
                         assert_eq!(
                             geometry_of(&got),
                             geometry_of(want),
@@ -251,12 +268,10 @@ fn streams_cross_between_implementations() {
                     // The constructor tree with names: the writer's, or
                     // another one for a documented reason.
                     let rebuilt = type_tree(t).unwrap();
-                    let mut corrected = false;
-                    let a = normalize(written.clone(), &mut corrected);
-                    let b = normalize(rebuilt.clone(), &mut corrected);
-                    if a == b {
+                    let mut corrected = 0;
+                    if same_tree(&written, &rebuilt, &mut corrected) {
                         cell.same_tree += 1;
-                        if corrected {
+                        if corrected > 0 {
                             cell.corrected += 1;
                         }
                     } else {
@@ -265,7 +280,7 @@ fn streams_cross_between_implementations() {
                         assert!(
                             !why.is_empty(),
                             "{what}: the rebuilt tree differs from the written one \
-                             for no documented reason:\nwritten {a:?}\nrebuilt {b:?}"
+                             for no documented reason:\nwritten {written:?}\nrebuilt {rebuilt:?}"
                         );
                         for r in why {
                             *cell.equivalent.entry(r).or_default() += 1;
