@@ -18,8 +18,9 @@
 //!   restoring bounds this MPI pads otherwise), LB/UB markers rebuilt as
 //!   RESIZED, an MPI-1 combiner rebuilt by its modern form, a large-count
 //!   node rebuilt by a classic constructor;
-//! - a stream is refused only with `MPIX_MARSHAL_ERR_UNSUPPORTED` for a
-//!   large-count construct on an MPI without `_c` constructors.
+//! - a stream is refused only with `MPIX_MARSHAL_ERR_UNSUPPORTED`, for a
+//!   large-count construct on an MPI without `_c` constructors or a
+//!   predefined type (a Fortran kind) the reading MPI does not define.
 //!
 //! `MPIX_CROSS_PEERS="a b ..."` makes those writers' streams mandatory;
 //! `MPIX_CROSS_READ_ONLY=1` reads without writing (scripts/test.sh runs
@@ -161,19 +162,27 @@ fn reasons(n: &Node, out: &mut Vec<&'static str>) {
     }
 }
 
+/// Whether the tree names a predefined type the local MPI does not define.
+fn lacks_a_predefined(n: &Node) -> bool {
+    match n.kind {
+        Kind::Named(p) => mpix_marshal::testing::mpi::local().datatype(p).is_none(),
+        _ => n.children().iter().any(lacks_a_predefined),
+    }
+}
+
 #[derive(Default)]
 struct Cell {
     written: usize,
     same_tree: usize,
     corrected: usize,
     equivalent: BTreeMap<&'static str, usize>,
-    refused: usize,
+    refused: BTreeMap<&'static str, usize>,
 }
 
 impl Cell {
     fn show(&self) -> String {
         let eq: usize = self.equivalent.values().sum();
-        let ok = self.same_tree + eq + self.refused;
+        let ok = self.same_tree + eq + self.refused.values().sum::<usize>();
         format!("{ok}/{}", self.written)
     }
 }
@@ -293,13 +302,21 @@ fn streams_cross_between_implementations() {
                 }
                 // Only what the local MPI cannot build may be refused: large
                 // counts beyond a C int on an MPI without _c constructors.
+                // Or a predefined type (a Fortran kind) the local MPI lacks.
                 Err(Error::Unsupported(msg)) => {
+                    let local = mpix_marshal::testing::mpi::local();
                     assert!(
-                        !mpix_marshal::testing::mpi::local().has_large_count()
-                            && msg.contains("large-count"),
+                        (!local.has_large_count() && msg.contains("large-count"))
+                            || (msg.contains("is not defined by this MPI")
+                                && lacks_a_predefined(&written)),
                         "{what}: refused: {msg}"
                     );
-                    cell.refused += 1;
+                    let why = if msg.contains("large-count") {
+                        "large count"
+                    } else {
+                        "predefined type missing here"
+                    };
+                    *cell.refused.entry(why).or_default() += 1;
                     details.push(format!("{what}: refused (UNSUPPORTED: {msg})"));
                 }
                 Err(e) => panic!("{what}: {e}"),
@@ -323,8 +340,8 @@ fn streams_cross_between_implementations() {
         for (r, k) in &c.equivalent {
             n += &format!(", {k} equivalent ({r})");
         }
-        if c.refused > 0 {
-            n += &format!(", {} refused (UNSUPPORTED)", c.refused);
+        for (r, k) in &c.refused {
+            n += &format!(", {k} refused (UNSUPPORTED: {r})");
         }
         notes.push(n);
     }
