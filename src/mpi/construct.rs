@@ -7,7 +7,7 @@
 use super::{check, shim, Datatype, MPI_Aint, MPI_Count, OwnedDatatype};
 use crate::error::{Error, Result};
 use crate::format::codes::Combiner;
-use mpi_sys as ffi;
+use crate::mpi::sys as ffi;
 use std::os::raw::c_int;
 
 /// A constructor call and its arguments.

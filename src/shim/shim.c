@@ -20,6 +20,9 @@
  * --enable-mpi1-compatibility. */
 #if defined(OMPI_OMIT_MPI1_COMPAT_DECLS) && OMPI_OMIT_MPI1_COMPAT_DECLS
 #define MPIXM_HAVE_MPI1 0
+#elif defined(MPI_ABI_VERSION)
+/* The MPI-5 standard ABI (mpi_abi.h) has none of them. */
+#define MPIXM_HAVE_MPI1 0
 #else
 #define MPIXM_HAVE_MPI1 1
 #endif
