@@ -37,7 +37,8 @@ target=${CARGO_TARGET_DIR:-target}
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 major=${version%%.*}
 if [ "$build" -eq 1 ]; then
-    cargo build --release --quiet
+    # MPIX_CARGO_FLAGS: the abi build's (scripts/mpi-env.sh abi).
+    cargo build --release --quiet ${MPIX_CARGO_FLAGS:-}
 fi
 rel=$target/release
 for f in "$rel/libmpix_marshal.so" "$rel/libmpix_marshal.a" "$rel/mpix-marshal"; do

@@ -6,12 +6,16 @@
 //! lacks, or a format code in the ABI's range that the ABI does not define
 //! fails the test.
 //!
+//! On the `abi` build the MPI itself answers too: `MPI_Type_toint` of
+//! every predefined handle the library knows must be its code.
+//!
 //! The header is `$MPIX_ABI_HEADER`, else `include/mpi_abi.h` of the MPI
 //! build's prefix (`$MPIX_MPI_PREFIX`, scripts/mpi-env.sh), else of the
 //! MPICH 5 wheel scripts/setup.sh installs (target/mpi/mpich5). Without
 //! any, the test is skipped with a message, unless `$MPIX_MPI` is set
 //! (a run of scripts/test.sh, where setup.sh installed it): then it fails.
 
+mod common;
 use mpix_marshal::testing::codes::{Combiner, PREDEFINED};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -146,4 +150,38 @@ fn predefined_and_combiner_codes_are_the_mpi5_abi_values() {
         abi_combiners.len(),
         path.display()
     );
+}
+
+/// The MPI-5 ABI build: `MPI_Type_toint` (MPI 5.0 requires it to return a
+/// predefined handle's ABI value) agrees with every code of ours in the
+/// ABI's range that the MPI defines, and `MPI_Type_fromint` goes back.
+#[cfg(feature = "abi")]
+#[test]
+fn mpi_type_toint_gives_our_codes() {
+    use mpix_marshal::testing::codes::Predefined;
+    use mpix_marshal::testing::mpi::{self, sys};
+    common::init();
+    let local = mpi::local();
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for &(code, name) in PREDEFINED {
+        if !(0x200..0x300).contains(&code) {
+            continue;
+        }
+        let Some(t) = local.datatype(Predefined(code)) else {
+            continue;
+        };
+        // SAFETY: t is a predefined handle of the running MPI.
+        let (i, back) = unsafe {
+            let i = sys::MPI_Type_toint(t);
+            (i, sys::MPI_Type_fromint(i))
+        };
+        if i != i32::from(code) || mpi::handle_bits(back) != mpi::handle_bits(t) {
+            wrong.push(format!("{name}: MPI_Type_toint {i:#x}, ours {code:#x}"));
+        }
+        checked += 1;
+    }
+    assert!(checked > 60, "only {checked} predefined types checked");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    println!("MPI_Type_toint agrees with {checked} codes");
 }
