@@ -45,7 +45,9 @@ for f in "$rel/libmpix_marshal.so" "$rel/libmpix_marshal.a" "$rel/mpix-marshal";
     [ -f "$f" ] || { echo "install.sh: $f is missing: build failed?" >&2; exit 1; }
 done
 # Which MPI the build is for, as the installed files record it.
-if "$MPICC" -show 2>/dev/null | grep -q -i openmpi || "$MPICC" --showme >/dev/null 2>&1; then
+if "$MPICC" -show 2>/dev/null | grep -q -- -lmpi_abi; then
+    mpi=abi   # the MPI-5 standard ABI (scripts/mpi-env.sh abi)
+elif "$MPICC" -show 2>/dev/null | grep -q -i openmpi || "$MPICC" --showme >/dev/null 2>&1; then
     mpi=openmpi
 else
     mpi=mpich
