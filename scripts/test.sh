@@ -55,7 +55,7 @@ pass() { # mpi
     local mpi=$1 l start=$SECONDS
     l=$(label "$1")
     suite "$l: cargo build" in_mpi "$mpi" 'cargo build --all-targets $features'
-    suite "$l: cargo test" in_mpi "$mpi" "MPIX_CROSS_DIR='$cross' cargo test \$features"
+    suite "$l: cargo test" in_mpi "$mpi" "MPIX_CROSS_DIR='$cross' cargo test --no-fail-fast \$features"
     suite "$l: C and mpiexec tests" in_mpi "$mpi" 'scripts/c-tests.sh "$CARGO_TARGET_DIR"'
     suite "$l: C tests under ASan/UBSan/LSan and valgrind" in_mpi "$mpi" 'scripts/sanitize.sh "$CARGO_TARGET_DIR"'
     suite "$l: install, build the demo three ways, run it" in_mpi "$mpi" 'scripts/install-test.sh'
