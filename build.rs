@@ -26,6 +26,12 @@ fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmpix_marshal.so.{major}");
     soname_link(&major);
 
+    // The abi build has no mpi-sys to link the MPI library: the wrapper's
+    // own link flags (-L, -l, -Wl,-rpath) say what to link.
+    if env::var_os("CARGO_FEATURE_ABI").is_some() {
+        link_like_the_wrapper(&mpicc);
+    }
+
     cc::Build::new()
         .compiler(&mpicc)
         .file("src/shim/shim.c")
@@ -49,6 +55,23 @@ fn soname_link(major: &str) {
     if std::fs::symlink_metadata(&link).is_err() {
         if let Err(e) = std::os::unix::fs::symlink("libmpix_marshal.so", &link) {
             println!("cargo:warning=could not link {}: {e}", link.display());
+        }
+    }
+}
+
+/// Passes the MPI wrapper's link flags (`$MPICC -show`) on to rustc: its
+/// library directories and libraries (for `mpicc_abi`, `-lmpi_abi`).
+fn link_like_the_wrapper(mpicc: &str) {
+    let out = Command::new(mpicc)
+        .arg("-show")
+        .output()
+        .expect("the MPI wrapper ran above");
+    let show = String::from_utf8_lossy(&out.stdout);
+    for word in show.split_whitespace() {
+        if let Some(dir) = word.strip_prefix("-L") {
+            println!("cargo:rustc-link-search=native={dir}");
+        } else if let Some(lib) = word.strip_prefix("-l") {
+            println!("cargo:rustc-link-lib={lib}");
         }
     }
 }

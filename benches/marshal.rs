@@ -13,8 +13,8 @@
 //!
 //! `cargo bench --bench marshal [-- --quick] [--only TEXT]`
 
-use mpi_sys as ffi;
 use mpix_marshal::testing::codes::{Combiner, Predefined};
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self, Contents, Datatype, Local, MPI_Aint};
 use mpix_marshal::testing::tree::{Kind, Node};
 use mpix_marshal::{marshal, marshal_into, type_tree, unmarshal, Representation};

@@ -38,14 +38,17 @@ target=${CARGO_TARGET_DIR:-target}
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 major=${version%%.*}
 if [ "$build" -eq 1 ]; then
-    cargo build --release --quiet
+    # MPIX_CARGO_FLAGS: the abi build's (scripts/mpi-env.sh abi).
+    cargo build --release --quiet ${MPIX_CARGO_FLAGS:-}
 fi
 rel=$target/release
 for f in "$rel/libmpix_marshal.so" "$rel/libmpix_marshal.a" "$rel/mpix-marshal"; do
     [ -f "$f" ] || { echo "install.sh: $f is missing: build failed?" >&2; exit 1; }
 done
 # Which MPI the build is for, as the installed files record it.
-if "$MPICC" -show 2>/dev/null | grep -q -i openmpi || "$MPICC" --showme >/dev/null 2>&1; then
+if "$MPICC" -show 2>/dev/null | grep -q -- -lmpi_abi; then
+    mpi=abi   # the MPI-5 standard ABI (scripts/mpi-env.sh abi)
+elif "$MPICC" -show 2>/dev/null | grep -q -i openmpi || "$MPICC" --showme >/dev/null 2>&1; then
     mpi=openmpi
 else
     mpi=mpich

@@ -15,7 +15,8 @@
 # Usage: scripts/sanitize.sh [TARGET_DIR] [asan|valgrind]...
 #   TARGET_DIR: the cargo target dir of the plain build for $MPICC (default
 #   target; built here if needed). MPICC, MPIEXEC and MPIEXEC_ARGS as for
-#   scripts/c-tests.sh. With no pass named, both run.
+#   scripts/c-tests.sh; MPIX_CARGO_FLAGS (scripts/mpi-env.sh) are passed to
+#   cargo build. With no pass named, both run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-target}
@@ -44,7 +45,7 @@ asan_pass() {
     # test programs.
     RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zsanitizer=address -Cforce-frame-pointers=yes" \
         CFLAGS="-g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
-        CARGO_TARGET_DIR="$target/asan" cargo build --lib --target "$host" || return 1
+        CARGO_TARGET_DIR="$target/asan" cargo build --lib --target "$host" ${MPIX_CARGO_FLAGS:-} || return 1
     local dir="$target/asan/$host" san="-fsanitize=address,undefined"
     local keep
     keep=$(keep_loaded "$dir/ctests") || return 1
@@ -63,7 +64,7 @@ asan_pass() {
 
 valgrind_pass() {
     echo "--- valgrind: building the library ($target)"
-    CARGO_TARGET_DIR="$target" cargo build --lib || return 1
+    CARGO_TARGET_DIR="$target" cargo build --lib ${MPIX_CARGO_FLAGS:-} || return 1
     local out="$target/valgrind" keep
     keep=$(keep_loaded "$out") || return 1
     echo "--- valgrind: C tests under memcheck"

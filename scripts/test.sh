@@ -1,62 +1,100 @@
 #!/usr/bin/env bash
-# Runs every test, on MPICH and then on Open MPI, after installing what is
-# missing: the Rust tests (unit, integration, golden vectors, header), the
-# C tests (API, hostile inputs with leak counting, header as C99 and C++),
-# the multi-process tests under mpiexec -n 2 and -n 4, the archive demo, the
-# collective checker's tests (scripts/check-tests.sh), the
-# C tests again under AddressSanitizer/UBSan/LeakSanitizer and valgrind, the
-# cross-implementation test (each MPI reads the other's streams), the
-# mpix-marshal command's tests and the installation test (install into a
-# temporary prefix, build the demo with pkg-config, CMake and -I/-L, run it)
-# on each MPI, and a short fuzz run of every decoder.
+# Runs every test on each MPI of the matrix, after installing what is
+# missing (scripts/setup.sh): Debian's MPICH 4.0 (the default) and Open MPI
+# 4.1, and MPICH 5.0 and Open MPI 5.0 from their PyPI wheels. On each (one
+# pass, its environment from scripts/mpi-env.sh, its own target dir): the
+# Rust tests (unit, integration, golden vectors, header, the mpix-marshal
+# command's), the C tests (API, hostile inputs with leak counting, header
+# as C99 and C++), the multi-process tests under mpiexec -n 2 and -n 4, the
+# archive demo, the C tests again under AddressSanitizer/UBSan/LeakSanitizer
+# and valgrind, the installation test (install into a temporary prefix,
+# build the demo with pkg-config, CMake and -I/-L, run it) and the
+# collective checker's tests (scripts/check-tests.sh). Then the cross-reading
+# matrix (every MPI reads the streams every other wrote, tests/cross.rs),
+# printed, and a short fuzz run of every decoder.
+#
+#   bash scripts/test.sh            every pass
+#   MPIX_TEST_MPIS="mpich4 mpich5" bash scripts/test.sh   some of them
+#
+# Prints each pass's time and the total at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
-# Open MPI refuses root without these, and needs leave to put 4 ranks on 2 cores.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
+read -ra mpis <<<"${MPIX_TEST_MPIS:-mpich4 openmpi4 mpich5 openmpi5 abi}"
 cross=$(mktemp -d)
 trap 'rm -rf "$cross"' EXIT
 suites_passed=0
 suites_failed=0
+failed_names=()
+timings=()
 suite() { # name, command...
     local name=$1; shift
     echo "=== $name"
-    if "$@"; then suites_passed=$((suites_passed + 1)); else suites_failed=$((suites_failed + 1)); echo "=== $name FAILED"; fi
+    if "$@"; then
+        suites_passed=$((suites_passed + 1))
+    else
+        suites_failed=$((suites_failed + 1)); failed_names+=("$name"); echo "=== $name FAILED"
+    fi
+}
+# Runs a command (a bash script, so that it sees the MPI's variables) in
+# the MPI's environment, in a subshell: nothing leaks into the next pass.
+in_mpi() { # mpi, bash script
+    (eval "$(scripts/mpi-env.sh "$1")" && bash -c "set -euo pipefail; features=\${MPIX_CARGO_FLAGS:-}; $2")
+}
+label() {
+    case $1 in
+    mpich4) echo "MPICH 4 (Debian)" ;; openmpi4) echo "Open MPI 4 (Debian)" ;;
+    mpich5) echo "MPICH 5" ;; openmpi5) echo "Open MPI 5" ;; abi) echo "MPI-5 ABI (MPICH 5)" ;;
+    *) echo "$1" ;;
+    esac
 }
 
-# MPICH (the default): target/
-suite "MPICH: cargo build" env MPICC=mpicc.mpich cargo build --all-targets
-suite "MPICH: cargo test" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" cargo test
-suite "MPICH: C and mpiexec tests" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich scripts/c-tests.sh target
-suite "MPICH: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich \
-    scripts/sanitize.sh target
-suite "MPICH: install, build the demo three ways, run it" env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich \
-    scripts/install-test.sh
-suite "MPICH: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
-    env MPICC=mpicc.mpich MPIEXEC=mpiexec.mpich bash -c 'cargo build --release -p mpix-check && scripts/check-tests.sh target'
+# One pass: the whole suite on one MPI.
+pass() { # mpi
+    local mpi=$1 l start=$SECONDS
+    l=$(label "$1")
+    suite "$l: cargo build" in_mpi "$mpi" 'cargo build --all-targets $features'
+    suite "$l: cargo test" in_mpi "$mpi" "MPIX_CROSS_DIR='$cross' cargo test --no-fail-fast \$features"
+    suite "$l: C and mpiexec tests" in_mpi "$mpi" 'scripts/c-tests.sh "$CARGO_TARGET_DIR"'
+    suite "$l: C tests under ASan/UBSan/LSan and valgrind" in_mpi "$mpi" 'scripts/sanitize.sh "$CARGO_TARGET_DIR"'
+    suite "$l: install, build the demo three ways, run it" in_mpi "$mpi" 'scripts/install-test.sh'
+    # The checker (check/) is built on mpi-sys, which the abi build replaces.
+    if [ "$mpi" != abi ]; then
+        suite "$l: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
+            in_mpi "$mpi" 'cargo build --release -p mpix-check && scripts/check-tests.sh "$CARGO_TARGET_DIR"'
+    fi
+    timings+=("$(printf '%-22s %4d s' "$l" $((SECONDS - start)))")
+}
 
-# Open MPI: target/openmpi/, reading MPICH's streams
-suite "Open MPI: cargo build" env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi cargo build --all-targets
-suite "Open MPI: cargo test" env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi \
-    MPIX_CROSS_DIR="$cross" MPIX_CROSS_PEER=mpich cargo test
-suite "Open MPI: C and mpiexec tests" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi \
-    MPIEXEC_ARGS=--oversubscribe scripts/c-tests.sh target/openmpi
-suite "Open MPI: C tests under ASan/UBSan/LSan and valgrind" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi \
-    MPIEXEC_ARGS=--oversubscribe scripts/sanitize.sh target/openmpi
-suite "Open MPI: install, build the demo three ways, run it" env MPICC=mpicc.openmpi MPIEXEC=mpiexec.openmpi \
-    MPIEXEC_ARGS=--oversubscribe CARGO_TARGET_DIR=target/openmpi scripts/install-test.sh
-suite "Open MPI: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
-    env MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi MPIEXEC=mpiexec.openmpi MPIEXEC_ARGS=--oversubscribe \
-    bash -c 'cargo build --release -p mpix-check && scripts/check-tests.sh target/openmpi'
+start=$SECONDS
+for mpi in "${mpis[@]}"; do
+    pass "$mpi"
+done
 
-# MPICH reads Open MPI's streams.
-suite "MPICH reads Open MPI streams" env MPICC=mpicc.mpich MPIX_CROSS_DIR="$cross" MPIX_CROSS_PEER=openmpi \
-    cargo test --test cross
+# The cross-reading matrix: every MPI reads every other's streams (each
+# pass's cargo test wrote its own into $cross/MPI/); each reader adds its
+# row to $cross/matrix/, printed at the end.
+t=$SECONDS
+peers="${mpis[*]}"
+for mpi in "${mpis[@]}"; do
+    suite "$(label "$mpi") reads every MPI's streams" in_mpi "$mpi" \
+        "MPIX_CROSS_DIR='$cross' MPIX_CROSS_PEERS='$peers' MPIX_CROSS_READ_ONLY=1 cargo test \$features --test cross -- --nocapture"
+done
+if [ -d "$cross/matrix" ]; then
+    echo "=== the cross-reading matrix (rows: the reader; columns: the writer; streams read / written, both representations)"
+    cat "$cross/matrix/header"
+    for mpi in "${mpis[@]}"; do cat "$cross/matrix/$mpi" 2>/dev/null || echo "$mpi: no row"; done
+fi
+timings+=("$(printf '%-22s %4d s' "cross matrix" $((SECONDS - t)))")
 
 # A short fuzz run of every decoder (scripts/fuzz.sh; longer runs: pass more seconds).
+t=$SECONDS
 suite "fuzz: every decoder, 20 s each" bash scripts/fuzz.sh 20
+timings+=("$(printf '%-22s %4d s' "fuzz" $((SECONDS - t)))")
 
+echo "=== time per pass"
+printf '%s\n' "${timings[@]}"
+printf '%-22s %4d s\n' "total" $((SECONDS - start))
 echo "test suites: $suites_passed passed, $suites_failed failed"
-[ "$suites_failed" -eq 0 ]
+[ "$suites_failed" -eq 0 ] || { printf 'failed: %s\n' "${failed_names[@]}"; exit 1; }

@@ -6,8 +6,8 @@ mod common;
 
 use common::blob::{blob_marshal, blob_size, get_blob};
 use common::{contiguous, free, init, named, ok, set_name, vector};
-use mpi_sys as ffi;
 use mpix_marshal::testing::attributes::{self, Keyval};
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{Datatype, MPI_Aint};
 use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
 use std::ffi::{CStr, CString};

@@ -17,11 +17,11 @@ mod common;
 mod pmpi;
 
 use common::*;
-use mpi_sys as ffi;
 use mpix_marshal::testing::attributes;
 use mpix_marshal::testing::capi::*;
 use mpix_marshal::testing::codes::{Predefined, PREDEFINED};
 use mpix_marshal::testing::compressed::{MAGIC_DEFLATE, MAGIC_STORED};
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self as mpi, Datatype, MPI_Aint, MPI_Count};
 use mpix_marshal::testing::tree::{Kind, Node};
 use mpix_marshal::{marshal, Representation};

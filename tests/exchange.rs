@@ -9,7 +9,7 @@ mod common;
 mod pmpi;
 
 use common::*;
-use mpi_sys as ffi;
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::exchange::{self, wire};
 use mpix_marshal::{
     bcast_type, exchange_counters, marshal, recv_type, send_type, Comm, Error, Representation,

@@ -106,7 +106,12 @@ fn hostile_streams_get_precise_errors() {
             vec![0x89504e47, VERSION << 29, 0, INT],
             "not an mpix-marshal",
         ),
-        ("future version", vec![MAGIC, 4 << 29, 0, INT], "version 4"),
+        ("future version", vec![MAGIC, 5 << 29, 0, INT], "version 5"),
+        (
+            "version 3",
+            vec![MAGIC, 3 << 29, 0, INT],
+            "version 3 streams number the Fortran",
+        ),
         (
             "version 2",
             vec![MAGIC, 2 << 29, 0, INT],

@@ -16,11 +16,11 @@ mod pmpi;
 
 use common::blob::{blob_marshal, blob_size, get_blob};
 use common::*;
-use mpi_sys as ffi;
 use mpix_marshal::testing::attributes::{self, Keyval};
 use mpix_marshal::testing::capi::{self, MPIX_Type_unmarshal};
 use mpix_marshal::testing::codes::Predefined;
 use mpix_marshal::testing::compressed::MAGIC_STORED;
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self as mpi, Datatype, MPI_Aint};
 use mpix_marshal::testing::tree::{Attribute, Kind, Node};
 use mpix_marshal::{marshal, unmarshal, Representation};

@@ -5,8 +5,8 @@
 
 mod common;
 use common::*;
-use mpi_sys as ffi;
 use mpix_marshal::testing::codes::Predefined;
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self, shim, Datatype, MPI_Count};
 use mpix_marshal::testing::signature::{
     first_difference, fold, signature_count, signature_hash, signature_summary, BasicType,

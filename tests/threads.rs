@@ -16,9 +16,9 @@ mod common;
 
 use common::blob::{blob_marshal, blob_size, get_blob};
 use common::*;
-use mpi_sys as ffi;
 use mpix_marshal::testing::attributes::{self, Keyval};
 use mpix_marshal::testing::capi;
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self as mpi, Datatype, MPI_Aint};
 use mpix_marshal::{marshal, read, unmarshal, Representation};
 use std::ffi::CString;

@@ -4,7 +4,7 @@
 //! bounds, and their comparison. Everything else works on trees alone.
 
 use crate::error::{Error, Result};
-use mpi_sys as ffi;
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::{Comparison, Datatype, Level, Node, Representation};
 use std::os::raw::c_int;
 

@@ -88,7 +88,7 @@ fn dump_json_is_one_object_with_every_level() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
     assert_eq!(j["representation"], "external");
-    assert_eq!(j["format_version"], 3);
+    assert_eq!(j["format_version"], 4);
     let root = &j["root"];
     assert_eq!(root["combiner"], "MPI_COMBINER_STRUCT");
     assert_eq!(root["name"], "particle");
@@ -160,7 +160,7 @@ fn check_gives_the_byte_offset_and_item_of_a_corrupt_stream() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
-        "tests/golden/halo_vector.mxdt: valid external stream, format version 3, 40 bytes, root MPI_COMBINER_VECTOR; rebuilt on this MPI\n"
+        "tests/golden/halo_vector.mxdt: valid external stream, format version 4, 40 bytes, root MPI_COMBINER_VECTOR; rebuilt on this MPI\n"
     );
     let good = std::fs::read(golden("halo_vector.mxdt")).unwrap();
     // Every truncation is refused with exit status 1 and a byte offset.

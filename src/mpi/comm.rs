@@ -3,13 +3,17 @@
 //! messages of bytes (matched probes, so that no other thread can take a
 //! probed message), broadcasts and an allgather. Each call is checked; the
 //! handles are plain values (`CommHandle` lets them cross threads).
+// The ABI build declares the predefined handles as constants, which need
+// no unsafe block; mpi-sys declares them as extern statics, which do.
+#![cfg_attr(feature = "abi", allow(unused_unsafe))]
 
 use super::check;
+use super::sys;
 use crate::error::Result;
 use std::os::raw::{c_int, c_void};
 use std::sync::OnceLock;
 
-pub use mpi_sys::{MPI_Comm as Comm, MPI_Status as Status};
+pub use super::sys::{MPI_Comm as Comm, MPI_Status as Status};
 
 /// A communicator handle that may be kept in shared state.
 #[derive(Clone, Copy, Debug)]
@@ -25,32 +29,32 @@ unsafe impl Sync for CommHandle {}
 /// `MPI_COMM_WORLD`.
 pub fn comm_world() -> Comm {
     // SAFETY: reading an initialized constant of the MPI binding.
-    unsafe { mpi_sys::RSMPI_COMM_WORLD }
+    unsafe { sys::RSMPI_COMM_WORLD }
 }
 
 /// `MPI_COMM_NULL`.
 pub fn comm_null() -> Comm {
     // SAFETY: reading an initialized constant of the MPI binding.
-    unsafe { mpi_sys::RSMPI_COMM_NULL }
+    unsafe { sys::RSMPI_COMM_NULL }
 }
 
 /// `MPI_PROC_NULL`, `MPI_ANY_SOURCE`, `MPI_ANY_TAG`.
 pub fn proc_null() -> c_int {
     // SAFETY: reading an initialized constant of the MPI binding.
-    unsafe { mpi_sys::RSMPI_PROC_NULL }
+    unsafe { sys::RSMPI_PROC_NULL }
 }
 pub fn any_source() -> c_int {
     // SAFETY: reading an initialized constant of the MPI binding.
-    unsafe { mpi_sys::RSMPI_ANY_SOURCE }
+    unsafe { sys::RSMPI_ANY_SOURCE }
 }
 pub fn any_tag() -> c_int {
     // SAFETY: reading an initialized constant of the MPI binding.
-    unsafe { mpi_sys::RSMPI_ANY_TAG }
+    unsafe { sys::RSMPI_ANY_TAG }
 }
 
 fn bytes_type() -> super::Datatype {
     // SAFETY: reading an initialized constant of the MPI binding.
-    unsafe { mpi_sys::RSMPI_UINT8_T }
+    unsafe { sys::RSMPI_UINT8_T }
 }
 
 /// A handle's bits, to compare communicator handles.
@@ -69,7 +73,7 @@ pub fn comm_bits(c: Comm) -> u64 {
 /// Whether a status pointer is `MPI_STATUS_IGNORE` (or NULL).
 pub fn is_status_ignore(p: *const Status) -> bool {
     // SAFETY: reading an initialized constant of the MPI binding.
-    p.is_null() || std::ptr::eq(p, unsafe { mpi_sys::RSMPI_STATUS_IGNORE })
+    p.is_null() || std::ptr::eq(p, unsafe { sys::RSMPI_STATUS_IGNORE })
 }
 
 /// An empty status to be filled by MPI.
@@ -82,7 +86,7 @@ pub fn empty_status() -> Status {
 pub fn dup(c: Comm) -> Result<Comm> {
     let mut out = comm_null();
     // SAFETY: `out` is a valid out-pointer.
-    let rc = unsafe { mpi_sys::MPI_Comm_dup(c, &mut out) };
+    let rc = unsafe { sys::MPI_Comm_dup(c, &mut out) };
     check(rc, "MPI_Comm_dup")?;
     Ok(out)
 }
@@ -91,14 +95,14 @@ pub fn dup(c: Comm) -> Result<Comm> {
 pub fn free(c: Comm) -> Result<()> {
     let mut c = c;
     // SAFETY: `c` is a communicator the library made and frees once.
-    check(unsafe { mpi_sys::MPI_Comm_free(&mut c) }, "MPI_Comm_free")
+    check(unsafe { sys::MPI_Comm_free(&mut c) }, "MPI_Comm_free")
 }
 
 /// Whether `c` is an intercommunicator.
 pub fn is_inter(c: Comm) -> Result<bool> {
     let mut flag = 0;
     // SAFETY: `flag` is a valid out-pointer.
-    let rc = unsafe { mpi_sys::MPI_Comm_test_inter(c, &mut flag) };
+    let rc = unsafe { sys::MPI_Comm_test_inter(c, &mut flag) };
     check(rc, "MPI_Comm_test_inter")?;
     Ok(flag != 0)
 }
@@ -110,9 +114,9 @@ pub fn peer_count(c: Comm, inter: bool) -> Result<c_int> {
     // SAFETY: `n` is a valid out-pointer.
     let rc = unsafe {
         if inter {
-            mpi_sys::MPI_Comm_remote_size(c, &mut n)
+            sys::MPI_Comm_remote_size(c, &mut n)
         } else {
-            mpi_sys::MPI_Comm_size(c, &mut n)
+            sys::MPI_Comm_size(c, &mut n)
         }
     };
     check(rc, "MPI_Comm_size")?;
@@ -123,7 +127,7 @@ pub fn peer_count(c: Comm, inter: bool) -> Result<c_int> {
 pub fn rank(c: Comm) -> Result<c_int> {
     let mut r = 0;
     // SAFETY: `r` is a valid out-pointer.
-    let rc = unsafe { mpi_sys::MPI_Comm_rank(c, &mut r) };
+    let rc = unsafe { sys::MPI_Comm_rank(c, &mut r) };
     check(rc, "MPI_Comm_rank")?;
     Ok(r)
 }
@@ -135,7 +139,7 @@ pub fn allgather(mine: &[u8], all: &mut [u8], c: Comm) -> Result<()> {
     // SAFETY: `mine` has n bytes and `all` room for n per peer (the caller
     // sized it by peer_count); both outlive the blocking call.
     let rc = unsafe {
-        mpi_sys::MPI_Allgather(
+        sys::MPI_Allgather(
             mine.as_ptr() as *const c_void,
             n,
             bytes_type(),
@@ -154,14 +158,14 @@ pub fn bcast(buf: &mut [u8], root: c_int, c: Comm) -> Result<()> {
         .map_err(|_| crate::error::Error::invalid("a broadcast of more than 2^31 bytes"))?;
     // SAFETY: `buf` has n bytes and outlives the blocking call.
     let rc =
-        unsafe { mpi_sys::MPI_Bcast(buf.as_mut_ptr() as *mut c_void, n, bytes_type(), root, c) };
+        unsafe { sys::MPI_Bcast(buf.as_mut_ptr() as *mut c_void, n, bytes_type(), root, c) };
     check(rc, "MPI_Bcast")
 }
 
 /// Sends in flight: each buffer is borrowed until they complete, which
 /// `wait` (or dropping) waits for.
 pub struct Pending<'a> {
-    requests: Vec<mpi_sys::MPI_Request>,
+    requests: Vec<sys::MPI_Request>,
     _buffers: std::marker::PhantomData<&'a [u8]>,
 }
 
@@ -175,11 +179,11 @@ pub fn start_sends<'a>(msgs: &[(&'a [u8], c_int, c_int, Comm)]) -> Result<Pendin
         let n = c_int::try_from(buf.len())
             .map_err(|_| crate::error::Error::invalid("a message of more than 2^31 bytes"))?;
         // SAFETY: reading an initialized constant of the MPI binding.
-        let mut req = unsafe { mpi_sys::RSMPI_REQUEST_NULL };
+        let mut req = unsafe { sys::RSMPI_REQUEST_NULL };
         // SAFETY: the buffer is borrowed for 'a, and the Pending value that
         // holds the request waits for it before 'a ends (wait or drop).
         let rc = unsafe {
-            mpi_sys::MPI_Isend(
+            sys::MPI_Isend(
                 buf.as_ptr() as *const c_void,
                 n,
                 bytes_type(),
@@ -208,10 +212,10 @@ impl Pending<'_> {
         // SAFETY: the requests are live (started above, not yet completed);
         // MPI sets each to MPI_REQUEST_NULL as it completes.
         let rc = unsafe {
-            mpi_sys::MPI_Waitall(
+            sys::MPI_Waitall(
                 self.requests.len() as c_int,
                 self.requests.as_mut_ptr(),
-                mpi_sys::RSMPI_STATUSES_IGNORE,
+                sys::RSMPI_STATUSES_IGNORE,
             )
         };
         self.requests.clear();
@@ -229,7 +233,7 @@ impl Drop for Pending<'_> {
 /// A message matched by a probe, to be received by `mrecv` (no other
 /// receive can take it).
 pub struct Matched {
-    message: mpi_sys::MPI_Message,
+    message: sys::MPI_Message,
     pub status: Status,
 }
 
@@ -237,9 +241,9 @@ pub struct Matched {
 pub fn mprobe(source: c_int, tag: c_int, c: Comm) -> Result<Matched> {
     let mut status = empty_status();
     // SAFETY: reading an initialized constant of the MPI binding.
-    let mut message = unsafe { mpi_sys::RSMPI_MESSAGE_NULL };
+    let mut message = unsafe { sys::RSMPI_MESSAGE_NULL };
     // SAFETY: both out-pointers are valid locals.
-    let rc = unsafe { mpi_sys::MPI_Mprobe(source, tag, c, &mut message, &mut status) };
+    let rc = unsafe { sys::MPI_Mprobe(source, tag, c, &mut message, &mut status) };
     check(rc, "MPI_Mprobe")?;
     Ok(Matched { message, status })
 }
@@ -248,10 +252,10 @@ pub fn mprobe(source: c_int, tag: c_int, c: Comm) -> Result<Matched> {
 pub fn improbe(source: c_int, tag: c_int, c: Comm) -> Result<Option<Matched>> {
     let mut status = empty_status();
     // SAFETY: reading an initialized constant of the MPI binding.
-    let mut message = unsafe { mpi_sys::RSMPI_MESSAGE_NULL };
+    let mut message = unsafe { sys::RSMPI_MESSAGE_NULL };
     let mut flag = 0;
     // SAFETY: every out-pointer is a valid local.
-    let rc = unsafe { mpi_sys::MPI_Improbe(source, tag, c, &mut flag, &mut message, &mut status) };
+    let rc = unsafe { sys::MPI_Improbe(source, tag, c, &mut flag, &mut message, &mut status) };
     check(rc, "MPI_Improbe")?;
     Ok((flag != 0).then_some(Matched { message, status }))
 }
@@ -264,14 +268,14 @@ pub fn mrecv(m: Matched) -> Result<(Vec<u8>, Status)> {
     } = m;
     let mut n: c_int = 0;
     // SAFETY: `status` is the probe's; `n` a valid out-pointer.
-    let rc = unsafe { mpi_sys::MPI_Get_count(&status, bytes_type(), &mut n) };
+    let rc = unsafe { sys::MPI_Get_count(&status, bytes_type(), &mut n) };
     check(rc, "MPI_Get_count")?;
     let mut buf = vec![0u8; usize::try_from(n).unwrap_or(0)];
     let mut st = empty_status();
     // SAFETY: `buf` has room for the n bytes the probe reported; the
     // message handle is the probe's, received once.
     let rc = unsafe {
-        mpi_sys::MPI_Mrecv(
+        sys::MPI_Mrecv(
             buf.as_mut_ptr() as *mut c_void,
             n,
             bytes_type(),
@@ -293,7 +297,7 @@ pub fn exchange_keyval(delete: DeleteFn) -> Result<c_int> {
             // SAFETY: the callbacks have MPI's signatures; k is a valid
             // out-pointer; no extra state is passed.
             let rc = unsafe {
-                mpi_sys::MPI_Comm_create_keyval(
+                sys::MPI_Comm_create_keyval(
                     Some(no_copy),
                     Some(delete),
                     &mut k,
@@ -313,7 +317,7 @@ pub fn free_exchange_keyval() {
     if let Some(Ok(k)) = KEYVAL.get() {
         let mut k = *k;
         // SAFETY: k is the exchange's keyval, freed once, at finalize.
-        unsafe { mpi_sys::MPI_Comm_free_keyval(&mut k) };
+        unsafe { sys::MPI_Comm_free_keyval(&mut k) };
     }
 }
 
@@ -343,7 +347,7 @@ pub fn get_attr(c: Comm, keyval: c_int) -> Result<Option<usize>> {
     // SAFETY: both out-pointers are valid locals; MPI writes a
     // pointer-sized value through the `void *` it receives.
     let rc = unsafe {
-        mpi_sys::MPI_Comm_get_attr(
+        sys::MPI_Comm_get_attr(
             c,
             keyval,
             &mut value as *mut *mut c_void as *mut c_void,
@@ -357,6 +361,6 @@ pub fn get_attr(c: Comm, keyval: c_int) -> Result<Option<usize>> {
 /// Sets `keyval` on `c` to `value`.
 pub fn set_attr(c: Comm, keyval: c_int, value: usize) -> Result<()> {
     // SAFETY: the value is stored, not dereferenced, by MPI.
-    let rc = unsafe { mpi_sys::MPI_Comm_set_attr(c, keyval, value as *mut c_void) };
+    let rc = unsafe { sys::MPI_Comm_set_attr(c, keyval, value as *mut c_void) };
     check(rc, "MPI_Comm_set_attr")
 }

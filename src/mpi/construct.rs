@@ -7,7 +7,7 @@
 use super::{check, shim, Datatype, MPI_Aint, MPI_Count, OwnedDatatype};
 use crate::error::{Error, Result};
 use crate::format::codes::Combiner;
-use mpi_sys as ffi;
+use crate::mpi::sys as ffi;
 use std::os::raw::c_int;
 
 /// A constructor call and its arguments.
@@ -251,6 +251,14 @@ pub fn construct(call: Call, what: Combiner) -> Result<OwnedDatatype> {
         },
         e => e,
     })?;
+    if value_index && super::handle_bits(out) == super::handle_bits(super::local().datatype_null())
+    {
+        // MPI 4.1: MPI_DATATYPE_NULL when the MPI has no type for the pair
+        // (MPICH 5 has one only for the six predefined pair types).
+        return Err(Error::unsupported(
+            "MPI_Type_get_value_index gives MPI_DATATYPE_NULL for this (value, index) pair on this MPI",
+        ));
+    }
     if value_index && !super::is_derived(out) {
         // MPI_Type_get_value_index may hand back a predefined pair type.
         return Ok(OwnedDatatype::borrowed(out));

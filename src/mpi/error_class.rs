@@ -11,13 +11,13 @@ use std::os::raw::c_int;
 
 /// `MPI_ERR_OTHER`: the class to report when none of the library's own
 /// could be registered.
-pub const ERR_OTHER: c_int = mpi_sys::MPI_ERR_OTHER as c_int;
+pub const ERR_OTHER: c_int = crate::mpi::sys::MPI_ERR_OTHER as c_int;
 
 /// A new error class (`MPI_Add_error_class`).
 pub fn add_class() -> Result<c_int> {
     let mut class = 0;
     // SAFETY: `class` is a valid out-pointer.
-    let rc = unsafe { mpi_sys::MPI_Add_error_class(&mut class) };
+    let rc = unsafe { crate::mpi::sys::MPI_Add_error_class(&mut class) };
     check(rc, "MPI_Add_error_class")?;
     Ok(class)
 }
@@ -26,7 +26,7 @@ pub fn add_class() -> Result<c_int> {
 pub fn add_code(class: c_int) -> Result<c_int> {
     let mut code = 0;
     // SAFETY: `code` is a valid out-pointer.
-    let rc = unsafe { mpi_sys::MPI_Add_error_code(class, &mut code) };
+    let rc = unsafe { crate::mpi::sys::MPI_Add_error_code(class, &mut code) };
     check(rc, "MPI_Add_error_code")?;
     Ok(code)
 }
@@ -35,7 +35,7 @@ pub fn add_code(class: c_int) -> Result<c_int> {
 /// process added (`MPI_Add_error_string`).
 pub fn set_string(code: c_int, text: &CStr) -> Result<()> {
     // SAFETY: `text` is NUL-terminated and MPI copies it before returning.
-    let rc = unsafe { mpi_sys::MPI_Add_error_string(code, text.as_ptr()) };
+    let rc = unsafe { crate::mpi::sys::MPI_Add_error_string(code, text.as_ptr()) };
     check(rc, "MPI_Add_error_string")
 }
 
@@ -43,7 +43,7 @@ pub fn set_string(code: c_int, text: &CStr) -> Result<()> {
 pub fn class_of(code: c_int) -> Result<c_int> {
     let mut class = 0;
     // SAFETY: `class` is a valid out-pointer.
-    let rc = unsafe { mpi_sys::MPI_Error_class(code, &mut class) };
+    let rc = unsafe { crate::mpi::sys::MPI_Error_class(code, &mut class) };
     check(rc, "MPI_Error_class")?;
     Ok(class)
 }
@@ -54,6 +54,8 @@ pub fn class_of(code: c_int) -> Result<c_int> {
 pub fn call_self_errhandler(code: c_int) -> Result<()> {
     // SAFETY: reading the handle of MPI_COMM_SELF, which exists from
     // MPI_Init to MPI_Finalize; MPI takes the communicator by value.
-    let rc = unsafe { mpi_sys::MPI_Comm_call_errhandler(mpi_sys::RSMPI_COMM_SELF, code) };
+    let rc = unsafe {
+        crate::mpi::sys::MPI_Comm_call_errhandler(crate::mpi::sys::RSMPI_COMM_SELF, code)
+    };
     check(rc, "MPI_Comm_call_errhandler")
 }

@@ -29,7 +29,12 @@ pub fn cache_keyval(copy: CopyFn, delete: DeleteFn) -> Option<c_int> {
         // SAFETY: the callbacks have MPI's signatures; k is a valid
         // out-pointer; no extra state is passed.
         let rc = unsafe {
-            mpi_sys::MPI_Type_create_keyval(Some(copy), Some(delete), &mut k, std::ptr::null_mut())
+            crate::mpi::sys::MPI_Type_create_keyval(
+                Some(copy),
+                Some(delete),
+                &mut k,
+                std::ptr::null_mut(),
+            )
         };
         (rc == MPI_SUCCESS).then_some(k)
     })

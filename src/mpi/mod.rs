@@ -4,6 +4,21 @@
 //! code is checked here; nothing above this module calls MPI directly.
 
 pub mod comm;
+// The MPI bindings: mpi-sys (the classic build), or our own declarations
+// of the MPI-5 standard ABI (the `abi` feature).
+#[cfg(feature = "abi")]
+pub mod abi;
+#[cfg(all(feature = "abi", feature = "classic"))]
+compile_error!(
+    "the abi and classic features exclude each other: build abi with --no-default-features"
+);
+#[cfg(not(any(feature = "abi", feature = "classic")))]
+compile_error!("enable the classic (default) or the abi feature");
+#[cfg(feature = "abi")]
+pub use abi as sys;
+#[cfg(feature = "classic")]
+pub use mpi_sys as sys;
+
 pub mod construct;
 pub mod error_class;
 mod handle;
@@ -14,11 +29,11 @@ pub use handle::{Handles, OwnedDatatype};
 
 use crate::error::{Error, Result};
 use crate::format::codes::{Combiner, Predefined};
-pub use mpi_sys::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
 pub use shim::{Constants, UNSUPPORTED};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 use std::sync::OnceLock;
+pub use sys::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Status};
 
 /// An MPI datatype handle.
 pub type Datatype = MPI_Datatype;
@@ -243,7 +258,7 @@ pub fn error_string(code: c_int) -> String {
     let mut len: c_int = 0;
     // SAFETY: the buffer is at least MPI_MAX_ERROR_STRING (1024 in MPICH,
     // 256 in Open MPI) characters long.
-    let rc = unsafe { mpi_sys::MPI_Error_string(code, buf.as_mut_ptr(), &mut len) };
+    let rc = unsafe { crate::mpi::sys::MPI_Error_string(code, buf.as_mut_ptr(), &mut len) };
     if rc != MPI_SUCCESS {
         return format!("unknown MPI error {code}");
     }
@@ -286,8 +301,8 @@ pub fn is_initialized() -> bool {
     let mut fini: c_int = 0;
     // SAFETY: both calls may be made at any time, even before MPI_Init.
     unsafe {
-        mpi_sys::MPI_Initialized(&mut init);
-        mpi_sys::MPI_Finalized(&mut fini);
+        crate::mpi::sys::MPI_Initialized(&mut init);
+        crate::mpi::sys::MPI_Finalized(&mut fini);
     }
     let ready = init != 0 && fini == 0;
     if ready {
@@ -450,7 +465,7 @@ pub fn get_name(t: Datatype) -> Result<Option<Vec<u8>>> {
     let mut len: c_int = 0;
     // SAFETY: MPI_MAX_OBJECT_NAME is at most 128 in MPICH and 64 in Open MPI;
     // the buffer is larger.
-    let rc = unsafe { mpi_sys::MPI_Type_get_name(t, buf.as_mut_ptr(), &mut len) };
+    let rc = unsafe { crate::mpi::sys::MPI_Type_get_name(t, buf.as_mut_ptr(), &mut len) };
     check(rc, "MPI_Type_get_name")?;
     if buf[0] == 0 {
         return Ok(None);
@@ -467,7 +482,8 @@ pub fn get_name_into(t: Datatype, buf: &mut [u8; 256]) -> Result<usize> {
     buf[0] = 0;
     // SAFETY: MPI_MAX_OBJECT_NAME is at most 128 in MPICH and 64 in Open MPI;
     // the buffer is larger.
-    let rc = unsafe { mpi_sys::MPI_Type_get_name(t, buf.as_mut_ptr() as *mut c_char, &mut len) };
+    let rc =
+        unsafe { crate::mpi::sys::MPI_Type_get_name(t, buf.as_mut_ptr() as *mut c_char, &mut len) };
     check(rc, "MPI_Type_get_name")?;
     // The terminating NUL, not `len`, is authoritative (found with memchr:
     // a replayed marshal spends its time reading names).
@@ -488,7 +504,7 @@ pub fn set_name(t: Datatype, name: &[u8]) -> Result<()> {
     buf[..name.len()].copy_from_slice(name);
     // SAFETY: buf holds the name and at least one NUL after it, and
     // outlives the call.
-    let rc = unsafe { mpi_sys::MPI_Type_set_name(t, buf.as_ptr() as *const c_char) };
+    let rc = unsafe { crate::mpi::sys::MPI_Type_set_name(t, buf.as_ptr() as *const c_char) };
     check(rc, "MPI_Type_set_name")
 }
 
@@ -496,7 +512,7 @@ pub fn set_name(t: Datatype, name: &[u8]) -> Result<()> {
 pub fn free(t: Datatype) -> Result<()> {
     let mut t = t;
     // SAFETY: t is a derived handle the library owns.
-    let rc = unsafe { mpi_sys::MPI_Type_free(&mut t) };
+    let rc = unsafe { crate::mpi::sys::MPI_Type_free(&mut t) };
     check(rc, "MPI_Type_free")
 }
 
@@ -504,7 +520,7 @@ pub fn free(t: Datatype) -> Result<()> {
 pub fn extent(t: Datatype) -> Result<(i64, i64)> {
     let (mut lb, mut extent) = (0, 0);
     // SAFETY: both out-pointers are valid locals.
-    let rc = unsafe { mpi_sys::MPI_Type_get_extent_x(t, &mut lb, &mut extent) };
+    let rc = unsafe { crate::mpi::sys::MPI_Type_get_extent_x(t, &mut lb, &mut extent) };
     check(rc, "MPI_Type_get_extent_x")?;
     Ok((lb, extent))
 }
@@ -523,13 +539,16 @@ pub fn geometry(t: Datatype) -> Result<Geometry> {
     let (mut size, mut lb, mut extent, mut tlb, mut textent) = (0, 0, 0, 0, 0);
     // SAFETY: all out-pointers are valid locals.
     unsafe {
-        check(mpi_sys::MPI_Type_size_x(t, &mut size), "MPI_Type_size_x")?;
         check(
-            mpi_sys::MPI_Type_get_extent_x(t, &mut lb, &mut extent),
+            crate::mpi::sys::MPI_Type_size_x(t, &mut size),
+            "MPI_Type_size_x",
+        )?;
+        check(
+            crate::mpi::sys::MPI_Type_get_extent_x(t, &mut lb, &mut extent),
             "MPI_Type_get_extent_x",
         )?;
         check(
-            mpi_sys::MPI_Type_get_true_extent_x(t, &mut tlb, &mut textent),
+            crate::mpi::sys::MPI_Type_get_true_extent_x(t, &mut tlb, &mut textent),
             "MPI_Type_get_true_extent_x",
         )?;
     }
@@ -553,7 +572,7 @@ pub fn library_version() -> String {
     let mut len: c_int = 0;
     // SAFETY: the buffer is larger than MPI_MAX_LIBRARY_VERSION_STRING in
     // both MPIs; len is a valid out-pointer.
-    let rc = unsafe { mpi_sys::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
+    let rc = unsafe { crate::mpi::sys::MPI_Get_library_version(buf.as_mut_ptr(), &mut len) };
     if rc != MPI_SUCCESS {
         return "unknown MPI".into();
     }
@@ -571,7 +590,7 @@ pub fn get_attr(t: Datatype, keyval: c_int) -> Result<Option<usize>> {
     // SAFETY: both out-pointers are valid locals; MPI writes a pointer-sized
     // value through the `void *` it receives.
     let rc = unsafe {
-        mpi_sys::MPI_Type_get_attr(
+        crate::mpi::sys::MPI_Type_get_attr(
             t,
             keyval,
             &mut value as *mut *mut std::os::raw::c_void as *mut std::os::raw::c_void,
@@ -585,6 +604,8 @@ pub fn get_attr(t: Datatype, keyval: c_int) -> Result<Option<usize>> {
 /// Sets `keyval` on `t` to `value` (`MPI_Type_set_attr`).
 pub fn set_attr(t: Datatype, keyval: c_int, value: usize) -> Result<()> {
     // SAFETY: the value is stored, not dereferenced, by MPI.
-    let rc = unsafe { mpi_sys::MPI_Type_set_attr(t, keyval, value as *mut std::os::raw::c_void) };
+    let rc = unsafe {
+        crate::mpi::sys::MPI_Type_set_attr(t, keyval, value as *mut std::os::raw::c_void)
+    };
     check(rc, "MPI_Type_set_attr")
 }

@@ -1,6 +1,6 @@
 //! Declarations of the C shim in `src/shim/shim.c`.
 
-use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype};
+use crate::mpi::sys::{MPI_Aint, MPI_Count, MPI_Datatype};
 use std::os::raw::{c_char, c_int};
 
 /// What a shim wrapper returns when the local MPI lacks the call.

@@ -20,6 +20,9 @@
  * --enable-mpi1-compatibility. */
 #if defined(OMPI_OMIT_MPI1_COMPAT_DECLS) && OMPI_OMIT_MPI1_COMPAT_DECLS
 #define MPIXM_HAVE_MPI1 0
+#elif defined(MPI_ABI_VERSION)
+/* The MPI-5 standard ABI (mpi_abi.h) has none of them. */
+#define MPIXM_HAVE_MPI1 0
 #else
 #define MPIXM_HAVE_MPI1 1
 #endif
@@ -103,10 +106,10 @@ static const mpixm_predefined PREDEFINED[] = {
     P(0x217, MPI_CXX_DOUBLE_COMPLEX)
 #endif
 #ifdef MPI_INTEGER
-    P(0x218, MPI_INTEGER)
+    P(0x219, MPI_INTEGER)
 #endif
 #ifdef MPI_LOGICAL
-    P(0x219, MPI_LOGICAL)
+    P(0x218, MPI_LOGICAL)
 #endif
 #ifdef MPI_REAL
     P(0x21a, MPI_REAL)
@@ -202,22 +205,22 @@ static const mpixm_predefined PREDEFINED[] = {
     P(0x259, MPI_UINT64_T)
 #endif
 #ifdef MPI_INTEGER1
-    P(0x2c0, MPI_INTEGER1)
+    P(0x2c1, MPI_INTEGER1)
 #endif
 #ifdef MPI_CHARACTER
-    P(0x2c3, MPI_CHARACTER)
+    P(0x21e, MPI_CHARACTER)
 #endif
 #ifdef MPI_INTEGER2
-    P(0x2c8, MPI_INTEGER2)
+    P(0x2c9, MPI_INTEGER2)
 #endif
 #ifdef MPI_INTEGER4
-    P(0x2d0, MPI_INTEGER4)
+    P(0x2d1, MPI_INTEGER4)
 #endif
 #ifdef MPI_REAL4
     P(0x2d2, MPI_REAL4)
 #endif
 #ifdef MPI_INTEGER8
-    P(0x2d8, MPI_INTEGER8)
+    P(0x2d9, MPI_INTEGER8)
 #endif
 #ifdef MPI_REAL8
     P(0x2da, MPI_REAL8)
@@ -226,7 +229,7 @@ static const mpixm_predefined PREDEFINED[] = {
     P(0x2db, MPI_COMPLEX8)
 #endif
 #ifdef MPI_INTEGER16
-    P(0x2e0, MPI_INTEGER16)
+    P(0x2e1, MPI_INTEGER16)
 #endif
 #ifdef MPI_REAL16
     P(0x2e2, MPI_REAL16)
@@ -238,16 +241,19 @@ static const mpixm_predefined PREDEFINED[] = {
     P(0x2eb, MPI_COMPLEX32)
 #endif
 #ifdef MPI_LOGICAL1
-    P(0x2c1, MPI_LOGICAL1)
+    P(0x2c0, MPI_LOGICAL1)
 #endif
 #ifdef MPI_LOGICAL2
-    P(0x2c9, MPI_LOGICAL2)
+    P(0x2c8, MPI_LOGICAL2)
 #endif
 #ifdef MPI_LOGICAL4
-    P(0x2d1, MPI_LOGICAL4)
+    P(0x2d0, MPI_LOGICAL4)
 #endif
 #ifdef MPI_LOGICAL8
-    P(0x2d9, MPI_LOGICAL8)
+    P(0x2d8, MPI_LOGICAL8)
+#endif
+#ifdef MPI_LOGICAL16
+    P(0x2e0, MPI_LOGICAL16)
 #endif
 #ifdef MPI_REAL2
     P(0x2ca, MPI_REAL2)

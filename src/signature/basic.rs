@@ -68,8 +68,8 @@ pub const BASIC_ORDINALS: &[(u16, u16)] = &[
     (0x214, 16), // MPI_DOUBLE
     (0x216, 17), // MPI_C_DOUBLE_COMPLEX
     (0x217, 18), // MPI_CXX_DOUBLE_COMPLEX
-    (0x218, 19), // MPI_INTEGER
-    (0x219, 20), // MPI_LOGICAL
+    (0x219, 19), // MPI_INTEGER
+    (0x218, 20), // MPI_LOGICAL
     (0x21a, 21), // MPI_REAL
     (0x21b, 22), // MPI_COMPLEX
     (0x21c, 23), // MPI_DOUBLE_PRECISION
@@ -92,25 +92,26 @@ pub const BASIC_ORDINALS: &[(u16, u16)] = &[
     (0x251, 40), // MPI_UINT32_T
     (0x258, 41), // MPI_INT64_T
     (0x259, 42), // MPI_UINT64_T
-    (0x2c0, 43), // MPI_INTEGER1
-    (0x2c1, 44), // MPI_LOGICAL1
-    (0x2c3, 45), // MPI_CHARACTER
-    (0x2c8, 46), // MPI_INTEGER2
-    (0x2c9, 47), // MPI_LOGICAL2
+    (0x2c1, 43), // MPI_INTEGER1
+    (0x2c0, 44), // MPI_LOGICAL1
+    (0x21e, 45), // MPI_CHARACTER
+    (0x2c9, 46), // MPI_INTEGER2
+    (0x2c8, 47), // MPI_LOGICAL2
     (0x2ca, 48), // MPI_REAL2
-    (0x2d0, 49), // MPI_INTEGER4
-    (0x2d1, 50), // MPI_LOGICAL4
+    (0x2d1, 49), // MPI_INTEGER4
+    (0x2d0, 50), // MPI_LOGICAL4
     (0x2d2, 51), // MPI_REAL4
     (0x2d3, 52), // MPI_COMPLEX4
-    (0x2d8, 53), // MPI_INTEGER8
-    (0x2d9, 54), // MPI_LOGICAL8
+    (0x2d9, 53), // MPI_INTEGER8
+    (0x2d8, 54), // MPI_LOGICAL8
     (0x2da, 55), // MPI_REAL8
     (0x2db, 56), // MPI_COMPLEX8
-    (0x2e0, 57), // MPI_INTEGER16
+    (0x2e1, 57), // MPI_INTEGER16
     (0x2e2, 58), // MPI_REAL16
     (0x2e3, 59), // MPI_COMPLEX16
     (0x2eb, 60), // MPI_COMPLEX32
     (0x384, 61), // MPIX_C_FLOAT16
+    (0x2e0, 62), // MPI_LOGICAL16
 ];
 
 /// Predefined types that are two basic types: (pair, first, second).
@@ -123,7 +124,7 @@ pub const PAIRS: &[(u16, u16, u16)] = &[
     (0x22d, 0x220, 0x209), // MPI_LONG_DOUBLE_INT = (MPI_LONG_DOUBLE, MPI_INT)
     (0x230, 0x21a, 0x21a), // MPI_2REAL = (MPI_REAL, MPI_REAL)
     (0x231, 0x21c, 0x21c), // MPI_2DOUBLE_PRECISION
-    (0x232, 0x218, 0x218), // MPI_2INTEGER = (MPI_INTEGER, MPI_INTEGER)
+    (0x232, 0x219, 0x219), // MPI_2INTEGER = (MPI_INTEGER, MPI_INTEGER)
     (0x382, 0x21b, 0x21b), // MPI_2COMPLEX = (MPI_COMPLEX, MPI_COMPLEX)
     (0x383, 0x21d, 0x21d), // MPI_2DOUBLE_COMPLEX
 ];

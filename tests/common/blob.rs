@@ -4,7 +4,7 @@
 //! their own way (with counters, with injected failures).
 
 use super::ok;
-use mpi_sys as ffi;
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{Datatype, MPI_Aint};
 use std::os::raw::{c_char, c_int, c_void};
 

@@ -4,8 +4,8 @@
 
 pub mod blob;
 
-use mpi_sys as ffi;
 use mpix_marshal::testing::codes::{Predefined, PREDEFINED};
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self, shim, Datatype, MPI_Aint, MPI_Count};
 use std::os::raw::{c_int, c_void};
 use std::sync::Once;
@@ -345,6 +345,14 @@ pub fn corpus() -> Vec<Case> {
         "MPI_2DOUBLE_PRECISION",
         "MPI_CHARACTER",
         "MPI_WCHAR",
+        // The Fortran codes version 4 of the format renumbered (the MPI-5
+        // ABI's), and MPI_LOGICAL16, where the MPI has them.
+        "MPI_LOGICAL",
+        "MPI_INTEGER1",
+        "MPI_LOGICAL4",
+        "MPI_INTEGER8",
+        "MPI_LOGICAL16",
+        "MPI_INTEGER16",
     ] {
         if let Some(t) = try_named(n) {
             v.push(case(n, t));
@@ -519,6 +527,24 @@ pub fn corpus() -> Vec<Case> {
             "MPI_Type_struct",
         );
         v.push(case("MPI-1 struct", o));
+    }
+    if mpi::local().constants.have_value_index != 0 {
+        // MPI 4.1's MPI_Type_get_value_index: MPICH 5 returns the predefined
+        // pair type (MPI_FLOAT_INT), never a VALUE_INDEX combiner.
+        let mut o = null();
+        ok(
+            unsafe { shim::mpixm_type_get_value_index(named("MPI_FLOAT"), int, &mut o) },
+            "MPI_Type_get_value_index",
+        );
+        v.push(case("value_index(float, int)", o));
+        v.push(case("contiguous(2, value_index(double, int))", {
+            let mut p = null();
+            ok(
+                unsafe { shim::mpixm_type_get_value_index(dbl, int, &mut p) },
+                "MPI_Type_get_value_index",
+            );
+            contiguous(2, p)
+        }));
     }
     if mpi::local().has_large_count() {
         let big: MPI_Count = 1 << 32;

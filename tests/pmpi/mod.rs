@@ -21,7 +21,7 @@
 //!   the same for `MPI_Type_set_name` and `MPI_Type_get_contents`.
 #![allow(dead_code, non_snake_case, clippy::missing_safety_doc)]
 
-use mpi_sys::{MPI_Aint, MPI_Count, MPI_Datatype};
+use mpix_marshal::testing::mpi::sys::{MPI_Aint, MPI_Count, MPI_Datatype};
 use std::cell::Cell;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// The code an injected failure returns (an MPI error class, so
 /// `MPI_Error_string` knows it).
-pub const INJECTED: c_int = mpi_sys::MPI_ERR_INTERN as c_int;
+pub const INJECTED: c_int = mpix_marshal::testing::mpi::sys::MPI_ERR_INTERN as c_int;
 
 thread_local! {
     static LIVE: Cell<i64> = const { Cell::new(0) };

@@ -14,7 +14,7 @@ pub use write::write_hashed;
 /// "MXDT": the first word of every external stream.
 pub const MAGIC: u32 = 0x4d58_4454;
 /// The format version, in the top 3 bits of the header's hyper.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// Header length in bytes: the magic word, then a hyper holding the version
 /// (top 3 bits) and the signature hash (low 61 bits).
 pub const HEADER_LEN: usize = 12;

@@ -38,11 +38,16 @@ pub(super) fn header(bytes: &[u8]) -> Result<u64> {
     if version != VERSION {
         // Version 1 had a 32-bit version word, 0x00010000.
         let version = if high == 0x0001_0000 { 1 } else { version };
-        let why = if version == 2 {
-            ": version 2 streams do not record the bounds of byte-displaced levels, \
-             so their rebuilt extent could differ from the original's"
-        } else {
-            ""
+        let why = match version {
+            2 => {
+                ": version 2 streams do not record the bounds of byte-displaced levels, \
+                  so their rebuilt extent could differ from the original's"
+            }
+            3 => {
+                ": version 3 streams number the Fortran INTEGER, LOGICAL and CHARACTER \
+                  types otherwise than the MPI-5.0 ABI, whose numbers version 4 uses"
+            }
+            _ => "",
         };
         return Err(Error::corrupt(
             HASH_AT,
