@@ -296,7 +296,7 @@ fn equal_signatures_built_differently_hash_equal_in_every_family() {
         .unwrap()
         .unwrap();
     assert_eq!(d.index, 0);
-    println!("{d}");
+    println!("{d:?}");
     // A pair type and its spelled-out struct.
     let fi = contiguous(3, named("MPI_FLOAT_INT"));
     let spelled = contiguous(3, structure(&[1, 1], &[0, 4], &[named("MPI_FLOAT"), int]));
