@@ -16,6 +16,7 @@
 #![allow(
     non_camel_case_types,
     non_upper_case_globals,
+    non_snake_case,
     clippy::upper_case_acronyms
 )]
 
@@ -172,12 +173,18 @@ extern "C" {
     ) -> c_int;
     pub fn MPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int;
     pub fn MPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> c_int;
-    pub fn MPI_Comm_set_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void)
-        -> c_int;
+    pub fn MPI_Comm_set_attr(
+        comm: MPI_Comm,
+        comm_keyval: c_int,
+        attribute_val: *mut c_void,
+    ) -> c_int;
     pub fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int;
     pub fn MPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int;
-    pub fn MPI_Get_count(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int)
-        -> c_int;
+    pub fn MPI_Get_count(
+        status: *const MPI_Status,
+        datatype: MPI_Datatype,
+        count: *mut c_int,
+    ) -> c_int;
     pub fn MPI_Improbe(
         source: c_int,
         tag: c_int,

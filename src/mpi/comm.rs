@@ -157,8 +157,7 @@ pub fn bcast(buf: &mut [u8], root: c_int, c: Comm) -> Result<()> {
     let n = c_int::try_from(buf.len())
         .map_err(|_| crate::error::Error::invalid("a broadcast of more than 2^31 bytes"))?;
     // SAFETY: `buf` has n bytes and outlives the blocking call.
-    let rc =
-        unsafe { sys::MPI_Bcast(buf.as_mut_ptr() as *mut c_void, n, bytes_type(), root, c) };
+    let rc = unsafe { sys::MPI_Bcast(buf.as_mut_ptr() as *mut c_void, n, bytes_type(), root, c) };
     check(rc, "MPI_Bcast")
 }
 

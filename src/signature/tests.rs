@@ -669,7 +669,11 @@ fn unidatatype_of_a_trillion_hashes_in_microseconds() {
     assert_eq!(signature_count(&t).unwrap(), 1_000_000_000_000);
     let s = Signature::new(&t).unwrap();
     assert_eq!(s.runs().collect::<Vec<_>>().len(), 1);
-    assert!(start.elapsed().as_secs() < 10, "expanded? {:?}", start.elapsed());
+    assert!(
+        start.elapsed().as_secs() < 10,
+        "expanded? {:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
