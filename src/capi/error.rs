@@ -123,8 +123,9 @@ const RING: usize = 32;
 struct Classes {
     /// The class of each kind, in `ErrorKind::CLASSES` order.
     class: [c_int; KINDS],
-    /// Per class, the codes made so far and the next one to reuse.
-    rings: Mutex<[(Vec<c_int>, usize); KINDS]>,
+    /// Per class, the codes made so far with the string each carries, and
+    /// the next one to reuse.
+    rings: Mutex<[(Vec<(c_int, CString)>, usize); KINDS]>,
 }
 
 fn classes() -> Option<&'static Classes> {
@@ -171,20 +172,32 @@ pub(super) fn code_for(kind: ErrorKind, message: &str) -> c_int {
     // and overwrites its string in between.
     let mut rings = classes.rings.lock().unwrap_or_else(|p| p.into_inner());
     let (ring, next) = &mut rings[i];
-    let code = if ring.len() < RING {
+    let text = error_text(message);
+    // A code that already carries this message is handed out again as it
+    // is: no string is replaced under a thread reading it (MPICH 5 gave a
+    // reader a torn string when another thread set one).
+    if let Some((code, _)) = ring.iter().find(|(_, t)| *t == text) {
+        return *code;
+    }
+    let slot = if ring.len() < RING {
         let Ok(code) = error_class::add_code(classes.class[i]) else {
             return classes.class[i];
         };
-        ring.push(code);
-        code
+        ring.push((code, CString::default()));
+        ring.len() - 1
     } else {
-        let code = ring[*next];
+        let slot = *next;
         *next = (*next + 1) % RING;
-        code
+        slot
     };
+    let (code, kept) = &mut ring[slot];
     // Without the string, the code reads as its class: still the right kind.
-    let _ = error_class::set_string(code, &error_text(message));
-    code
+    if error_class::set_string(*code, &text).is_ok() {
+        *kept = text;
+    } else {
+        *kept = CString::default();
+    }
+    *code
 }
 
 /// The string of an error code: the message, prefixed with the library's
