@@ -118,6 +118,9 @@ pub(super) const MPI_SUCCESS: c_int = 0;
 /// many later errors of the same class have been raised.
 const RING: usize = 32;
 
+/// A class's codes with the string each carries, and the next to reuse.
+type Ring = (Vec<(c_int, CString)>, usize);
+
 /// The error classes this library registered with MPI, and per class a
 /// ring of error codes whose strings carry each error's own message.
 struct Classes {
@@ -125,7 +128,7 @@ struct Classes {
     class: [c_int; KINDS],
     /// Per class, the codes made so far with the string each carries, and
     /// the next one to reuse.
-    rings: Mutex<[(Vec<(c_int, CString)>, usize); KINDS]>,
+    rings: Mutex<[Ring; KINDS]>,
 }
 
 fn classes() -> Option<&'static Classes> {
