@@ -162,6 +162,7 @@ extern "C" {
         comm_keyval: *mut c_int,
         extra_state: *mut c_void,
     ) -> c_int;
+    pub fn MPI_Comm_delete_attr(comm: MPI_Comm, comm_keyval: c_int) -> c_int;
     pub fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int;
     pub fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int;
     pub fn MPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int;

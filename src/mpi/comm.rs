@@ -314,6 +314,10 @@ static KEYVAL: OnceLock<std::result::Result<c_int, crate::error::Error>> = OnceL
 /// last attribute of it is deleted).
 pub fn free_exchange_keyval() {
     if let Some(Ok(k)) = KEYVAL.get() {
+        // The attribute on MPI_COMM_WORLD, which MPI_Finalize does not
+        // delete (Open MPI 5 leaks its record otherwise). MPI_COMM_SELF's
+        // are being deleted by MPI_Finalize as this runs.
+        let _ = delete_attr(comm_world(), *k);
         let mut k = *k;
         // SAFETY: k is the exchange's keyval, freed once, at finalize.
         unsafe { sys::MPI_Comm_free_keyval(&mut k) };
@@ -355,6 +359,17 @@ pub fn get_attr(c: Comm, keyval: c_int) -> Result<Option<usize>> {
     };
     check(rc, "MPI_Comm_get_attr")?;
     Ok((flag != 0).then_some(value as usize))
+}
+
+/// Deletes `keyval`'s attribute from `c` when it has one (MPI calls the
+/// keyval's delete callback).
+pub fn delete_attr(c: Comm, keyval: c_int) -> Result<()> {
+    if get_attr(c, keyval)?.is_none() {
+        return Ok(());
+    }
+    // SAFETY: c and keyval are valid; the attribute exists.
+    let rc = unsafe { sys::MPI_Comm_delete_attr(c, keyval) };
+    check(rc, "MPI_Comm_delete_attr")
 }
 
 /// Sets `keyval` on `c` to `value`.
