@@ -75,6 +75,11 @@
 #define MPIX_COMPARE_ATTRIBUTES 5
 
 /*
+ The size of a type reference (`MPIX_Type_reference`), in bytes.
+ */
+#define MPIX_TYPE_REFERENCE_SIZE 16
+
+/*
  The kind of an error code returned by this library:
  `MPIX_Type_marshal_error_kind` sets its `int` to one of these. Each
  kind but `MPIX_MARSHAL_ERR_NONE` is an MPI error class of its own.
@@ -269,7 +274,7 @@ int MPIX_Type_marshal_error_kind(int errorcode, int *kind);
 /*
  Sends `type` to rank `dest` of `comm` with `tag`, as a description the
  first time this process sends that type (the same description: tree,
- arguments and names) to `dest` on `comm`, and afterwards as a 32-byte
+ arguments and names) to `dest` on `comm`, and afterwards as a 16-byte
  reference to the receiver's cached copy (spec/exchange.md). Returns
  when the messages' buffers may be reused, as `MPI_Send` does. The
  exchange's messages travel on private duplicates of `comm`, made by the
@@ -296,17 +301,67 @@ int MPIX_Type_send(MPI_Datatype type, int dest, int tag, MPI_Comm comm);
 int MPIX_Type_recv(MPI_Datatype *type, int source, int tag, MPI_Comm comm, MPI_Status *status);
 
 /*
- Broadcasts the type `*type` of rank `root` to every rank of the
- intracommunicator `comm`: each rank but the root sets `*type` to a new
- handle (predefined types excepted) that it frees; the root's is left
- as it is. Like `MPIX_Type_send`, a type already broadcast from `root`
- on `comm` travels as a reference only. Collective over `comm`.
+ Broadcasts the type `*type` of the root to every other process of
+ `comm`, as `MPI_Bcast` does its buffer: on an intracommunicator every
+ process passes the root's rank; on an intercommunicator the root passes
+ `MPI_ROOT`, the other processes of its group `MPI_PROC_NULL`, and the
+ processes of the other group the root's rank. Each receiving process
+ sets `*type` to a new handle (predefined types excepted) that it frees;
+ the others' `*type` is left as it is. Like `MPIX_Type_send`, a type
+ already broadcast from that root on `comm` travels as a reference only.
+ Collective over `comm`.
 
  # Safety
  `type` points to a `MPI_Datatype`, readable at the root and writable
  elsewhere.
  */
 int MPIX_Type_bcast(MPI_Datatype *type, int root, MPI_Comm comm);
+
+/*
+ Writes to `ref` the MPIX_TYPE_REFERENCE_SIZE (16) bytes that name
+ `type` to rank `dest` of `comm`, for the caller to carry in a message
+ of its own (the header of an active message, for example), where
+ `dest` turns them back into the type with `MPIX_Type_resolve`. The
+ first time (and after an eviction) the type's description goes to
+ `dest` on the exchange's own channel, as with `MPIX_Type_send`; the
+ call never waits for `dest`. Each reference must be resolved exactly
+ once by `dest` (the exchange counts them to retire evicted entries).
+ For `dest` = `MPI_PROC_NULL`, 16 zero bytes. The first exchange call
+ on `comm` is collective over it. On error `ref` is left untouched.
+
+ # Safety
+ `ref` points to MPIX_TYPE_REFERENCE_SIZE writable bytes.
+ */
+int MPIX_Type_reference(MPI_Datatype type, int dest, MPI_Comm comm, void *ref);
+
+/*
+ Sets `*type` to the committed type that the reference `ref` (made by
+ `MPIX_Type_reference` on rank `source` of `comm`) names. The handle is
+ lent by the exchange's cache: the same handle for every reference to
+ the same entry, costing no MPI call once cached. Use it as any
+ committed type, and give it back with `MPIX_Type_release` (not
+ `MPI_Type_free`); it stays valid until then, even if the sender evicts
+ the type meanwhile. `source` is the rank the reference came from (the
+ status of the message that carried it). A malformed, forged or stale
+ reference is an error of the MPIX_MARSHAL_ERR_EXCHANGE kind; on any
+ error `*type` is left untouched.
+
+ # Safety
+ `ref` points to MPIX_TYPE_REFERENCE_SIZE readable bytes; `type` to a
+ writable `MPI_Datatype`.
+ */
+int MPIX_Type_resolve(const void *ref, int source, MPI_Comm comm, MPI_Datatype *type);
+
+/*
+ Gives back a type `MPIX_Type_resolve` lent, and sets `*type` to
+ `MPI_DATATYPE_NULL`. A handle that was not lent (or was given back
+ already) is an error of the MPIX_MARSHAL_ERR_INVALID_ARGUMENT kind, and `*type`
+ is left untouched.
+
+ # Safety
+ `type` points to a readable and writable `MPI_Datatype`.
+ */
+int MPIX_Type_release(MPI_Datatype *type);
 
 /*
  Sets the number of types cached per communicator and peer (1 to

@@ -195,6 +195,39 @@ pub fn recv_type(source: i32, tag: i32, comm: crate::mpi::comm::Comm) -> Result<
     })
 }
 
+/// The size of a type reference (`type_reference`), in bytes.
+pub const TYPE_REFERENCE_SIZE: usize = crate::exchange::wire::REFERENCE_LEN;
+
+/// A reference to `datatype` for the caller to carry to rank `dest` of
+/// `comm` in its own message (an active message's header, say), where
+/// `resolve_type` turns it back into the type: the type's description
+/// travels to `dest` the first time, on the exchange's own channel,
+/// exactly as for `send_type`. Each reference must be resolved once, by
+/// `dest`. For `MPI_PROC_NULL`, 16 zero bytes.
+pub fn type_reference(
+    datatype: Datatype,
+    dest: i32,
+    comm: crate::mpi::comm::Comm,
+) -> Result<[u8; TYPE_REFERENCE_SIZE]> {
+    crate::exchange::reference(datatype, dest, comm)
+}
+
+/// The committed type a reference from rank `source` of `comm` names,
+/// lent by the exchange's cache: the same handle every time, valid until
+/// given back with `release_type` (never `MPI_Type_free`).
+pub fn resolve_type(
+    reference: &[u8],
+    source: i32,
+    comm: crate::mpi::comm::Comm,
+) -> Result<Datatype> {
+    crate::exchange::resolve(reference, source, comm)
+}
+
+/// Gives back a type `resolve_type` lent.
+pub fn release_type(datatype: Datatype) -> Result<()> {
+    crate::exchange::release_lent(datatype)
+}
+
 /// Broadcasts the root's `datatype` (ignored elsewhere): the root gets its
 /// own handle back, every other rank a new one it frees.
 pub fn bcast_type(datatype: Datatype, root: i32, comm: crate::mpi::comm::Comm) -> Result<Datatype> {

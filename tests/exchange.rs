@@ -14,7 +14,8 @@ use common::*;
 use mpix_marshal::testing::exchange::{self, wire};
 use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::{
-    bcast_type, exchange_counters, marshal, recv_type, send_type, Comm, Error, Representation,
+    bcast_type, exchange_counters, marshal, recv_type, release_type, resolve_type, send_type,
+    type_reference, Comm, Error, Representation, TYPE_REFERENCE_SIZE,
 };
 use std::os::raw::{c_int, c_void};
 use std::sync::Mutex;
@@ -98,7 +99,7 @@ fn every_corpus_type_arrives_equal_and_the_second_send_is_a_reference() {
         assert_eq!(
             after.reference_bytes - mid.reference_bytes,
             wire::REFERENCE_LEN as u64,
-            "the second send is one 32-byte reference"
+            "the second send is one 16-byte reference"
         );
         free(first);
         free(second);
@@ -326,7 +327,7 @@ fn forged_identifiers_and_descriptions_are_refused_without_a_leak() {
 
     // A reference to an entry never defined (nothing on the definitions
     // channel): refused after the wait.
-    raw_send(&wire::Reference { seq: 1, id }.encode(), 5, refs);
+    raw_send(&wire::Reference::new(1, &id).encode(), 5, refs);
     expect_exchange_error(recv_type(0, 5, c), "undefined entry");
 
     // A definition whose description does not match its identifier.
@@ -342,22 +343,14 @@ fn forged_identifiers_and_descriptions_are_refused_without_a_leak() {
         payload: &ext,
     };
     raw_send(&def.encode(), 0, defs);
-    raw_send(
-        &wire::Reference {
-            seq: 1,
-            id: forged_id,
-        }
-        .encode(),
-        5,
-        refs,
-    );
+    raw_send(&wire::Reference::new(1, &forged_id).encode(), 5, refs);
     expect_exchange_error(
         recv_type(0, 5, c),
         "description not matching its identifier",
     );
 
     // Garbage on the reference channel.
-    raw_send(b"MXTRgarbage", 6, refs);
+    raw_send(b"MRgarbage_16byte", 6, refs);
     expect_exchange_error(recv_type(0, 6, c), "garbage");
     settle();
     assert_eq!(pmpi::live(), live, "a refused message left handles behind");
@@ -373,8 +366,8 @@ fn forged_identifiers_and_descriptions_are_refused_without_a_leak() {
     free(got);
     let live = pmpi::live();
     let mut other = wire::digest(&marshal(Representation::External, t).unwrap());
-    other[15] ^= 0x80;
-    raw_send(&wire::Reference { seq: 1, id: other }.encode(), 7, refs);
+    other[7] ^= 0x80;
+    raw_send(&wire::Reference::new(1, &other).encode(), 7, refs);
     let r = recv_type(0, 7, c);
     expect_exchange_error(r, "a forged identifier for a genuine entry");
     settle();
@@ -395,15 +388,7 @@ fn the_c_api_maps_an_unknown_identifier_to_its_error_kind() {
     std::env::set_var("MPIX_TYPE_EXCHANGE_TIMEOUT", "0.2");
     let c = fresh_comm();
     let (refs, _) = exchange::private_comms(c).unwrap();
-    raw_send(
-        &wire::Reference {
-            seq: 3,
-            id: [7; 16],
-        }
-        .encode(),
-        9,
-        refs,
-    );
+    raw_send(&wire::Reference::new(3, &[7; 16]).encode(), 9, refs);
     let mut t = null();
     let mut status = unsafe { std::mem::zeroed::<ffi::MPI_Status>() };
     status.MPI_TAG = -12345;
@@ -433,4 +418,147 @@ fn freeing_the_communicator_releases_its_exchange() {
     assert_eq!(exchange::live_exchanges(), base);
     assert_eq!(pmpi::live(), live, "the cache held datatype handles");
     free(t);
+}
+
+/// The size of `t` (it must be committed to be used in communication; a
+/// pack of one element proves it is).
+fn packs(t: mpix_marshal::Datatype) -> bool {
+    pack(t, 1).is_some()
+}
+
+#[test]
+fn a_resolved_reference_lends_the_cached_committed_handle() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let c = fresh_comm();
+    exchange::private_comms(c).unwrap();
+    let t = paper_indexed();
+    let held = exchange::cached_handles();
+    let live = pmpi::live();
+    let before = exchange_counters();
+    // A reference needs no thread: its description waits on the
+    // exchange's channel until the resolve reads it.
+    let r1 = type_reference(t, 0, c).unwrap();
+    let r2 = type_reference(t, 0, c).unwrap();
+    assert_eq!(r1.len(), TYPE_REFERENCE_SIZE);
+    assert_eq!(r1, r2, "two references to one entry");
+    let after = exchange_counters();
+    assert_eq!(after.definitions, before.definitions + 1);
+    assert_eq!(after.reference_bytes - before.reference_bytes, 32);
+    let a = resolve_type(&r1, 0, c).unwrap();
+    let b = resolve_type(&r2, 0, c).unwrap();
+    assert_eq!(a, b, "one handle, lent twice");
+    assert!(packs(a), "the lent handle is committed");
+    assert_same("resolved", t, a, true);
+    assert_eq!(exchange::cached_handles(), held + 1);
+    release_type(a).unwrap();
+    release_type(b).unwrap();
+    match release_type(b) {
+        Err(Error::InvalidArgument(m)) => eprintln!("released twice: {m}"),
+        other => panic!("a third release: {other:?}"),
+    }
+    let proc_null = unsafe { ffi::RSMPI_PROC_NULL };
+    assert_eq!(type_reference(t, proc_null, c).unwrap(), [0; 16]);
+    free_comm(c);
+    assert_eq!(
+        exchange::cached_handles(),
+        held,
+        "the cache kept its handle"
+    );
+    assert_eq!(pmpi::live(), live, "handles left behind");
+    free(t);
+}
+
+#[test]
+fn an_evicted_type_stays_valid_until_its_borrower_releases_it() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    exchange::set_cache_limit(1).unwrap();
+    let c = fresh_comm();
+    exchange::private_comms(c).unwrap();
+    exchange::set_cache_limit(exchange::DEFAULT_LIMIT).unwrap();
+    let held = exchange::cached_handles();
+    let x = contiguous(3, named("MPI_INT"));
+    let y = vector(2, 1, 4, named("MPI_DOUBLE"));
+    let rx = type_reference(x, 0, c).unwrap();
+    let lx = resolve_type(&rx, 0, c).unwrap();
+    // y evicts x; x's handle is still lent.
+    let ry = type_reference(y, 0, c).unwrap();
+    let ly = resolve_type(&ry, 0, c).unwrap();
+    assert_same("x after its eviction", x, lx, true);
+    assert!(packs(lx));
+    assert_eq!(exchange::cached_handles(), held + 2);
+    release_type(lx).unwrap();
+    assert_eq!(exchange::cached_handles(), held + 1, "x freed at release");
+    // x again: described again, a new entry.
+    let before = exchange_counters().definitions;
+    let rx2 = type_reference(x, 0, c).unwrap();
+    assert_eq!(exchange_counters().definitions, before + 1);
+    let lx2 = resolve_type(&rx2, 0, c).unwrap();
+    assert_same("x again", x, lx2, true);
+    release_type(lx2).unwrap();
+    release_type(ly).unwrap();
+    free_comm(c);
+    assert_eq!(exchange::cached_handles(), held);
+    free(x);
+    free(y);
+}
+
+#[test]
+fn forged_references_are_refused_and_outputs_left_untouched() {
+    use mpix_marshal::testing::capi::{
+        ErrorKind, MPIX_Type_marshal_error_kind, MPIX_Type_reference, MPIX_Type_release,
+        MPIX_Type_resolve,
+    };
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    std::env::set_var("MPIX_TYPE_EXCHANGE_TIMEOUT", "0.2");
+    let c = fresh_comm();
+    exchange::private_comms(c).unwrap();
+    let t = paper_indexed();
+    let kind = |rc: c_int| {
+        let mut k = 0;
+        unsafe { MPIX_Type_marshal_error_kind(rc, &mut k) };
+        k
+    };
+    let mut r = [0u8; 16];
+    assert_eq!(
+        unsafe { MPIX_Type_reference(t, 0, c, r.as_mut_ptr().cast()) },
+        0
+    );
+    let mut bad = r;
+    bad[15] ^= 1; // another identifier
+    let mut out = null();
+    let rc = unsafe { MPIX_Type_resolve(bad.as_ptr().cast(), 0, c, &mut out) };
+    assert_eq!(kind(rc), ErrorKind::Exchange as c_int);
+    assert_eq!(out, null(), "written on error");
+    // An entry never defined: refused after the wait.
+    let never = wire::Reference::new(9, &[1; 16]).encode();
+    let rc = unsafe { MPIX_Type_resolve(never.as_ptr().cast(), 0, c, &mut out) };
+    assert_eq!(kind(rc), ErrorKind::Exchange as c_int);
+    // Not a reference; a wildcard source; NULL pointers.
+    let rc = unsafe { MPIX_Type_resolve([0u8; 16].as_ptr().cast(), 0, c, &mut out) };
+    assert_eq!(kind(rc), ErrorKind::Exchange as c_int);
+    let any = unsafe { ffi::RSMPI_ANY_SOURCE };
+    let rc = unsafe { MPIX_Type_resolve(r.as_ptr().cast(), any, c, &mut out) };
+    assert_eq!(kind(rc), ErrorKind::InvalidArgument as c_int);
+    let rc = unsafe { MPIX_Type_resolve(std::ptr::null(), 0, c, &mut out) };
+    assert_eq!(kind(rc), ErrorKind::InvalidArgument as c_int);
+    let rc = unsafe { MPIX_Type_reference(t, 0, c, std::ptr::null_mut()) };
+    assert_eq!(kind(rc), ErrorKind::InvalidArgument as c_int);
+    assert_eq!(out, null());
+    // The genuine reference still resolves (the forgery with its entry's
+    // number was refused before it counted), and is released through the
+    // C API.
+    assert_eq!(
+        unsafe { MPIX_Type_resolve(r.as_ptr().cast(), 0, c, &mut out) },
+        0
+    );
+    assert_same("genuine", t, out, true);
+    let mut copy = out;
+    assert_eq!(unsafe { MPIX_Type_release(&mut out) }, 0);
+    assert_eq!(out, null(), "release sets MPI_DATATYPE_NULL");
+    let rc = unsafe { MPIX_Type_release(&mut copy) };
+    assert_eq!(kind(rc), ErrorKind::InvalidArgument as c_int);
+    assert_ne!(copy, null(), "written on error");
+    free_comm(c);
+    free(t);
+    std::env::remove_var("MPIX_TYPE_EXCHANGE_TIMEOUT");
 }

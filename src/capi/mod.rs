@@ -358,7 +358,7 @@ pub unsafe extern "C" fn MPIX_Type_marshal_error_kind(errorcode: c_int, kind: *m
 
 /// Sends `type` to rank `dest` of `comm` with `tag`, as a description the
 /// first time this process sends that type (the same description: tree,
-/// arguments and names) to `dest` on `comm`, and afterwards as a 32-byte
+/// arguments and names) to `dest` on `comm`, and afterwards as a 16-byte
 /// reference to the receiver's cached copy (spec/exchange.md). Returns
 /// when the messages' buffers may be reused, as `MPI_Send` does. The
 /// exchange's messages travel on private duplicates of `comm`, made by the
@@ -409,11 +409,15 @@ pub unsafe extern "C" fn MPIX_Type_recv(
     })
 }
 
-/// Broadcasts the type `*type` of rank `root` to every rank of the
-/// intracommunicator `comm`: each rank but the root sets `*type` to a new
-/// handle (predefined types excepted) that it frees; the root's is left
-/// as it is. Like `MPIX_Type_send`, a type already broadcast from `root`
-/// on `comm` travels as a reference only. Collective over `comm`.
+/// Broadcasts the type `*type` of the root to every other process of
+/// `comm`, as `MPI_Bcast` does its buffer: on an intracommunicator every
+/// process passes the root's rank; on an intercommunicator the root passes
+/// `MPI_ROOT`, the other processes of its group `MPI_PROC_NULL`, and the
+/// processes of the other group the root's rank. Each receiving process
+/// sets `*type` to a new handle (predefined types excepted) that it frees;
+/// the others' `*type` is left as it is. Like `MPIX_Type_send`, a type
+/// already broadcast from that root on `comm` travels as a reference only.
+/// Collective over `comm`.
 ///
 /// # Safety
 /// `type` points to a `MPI_Datatype`, readable at the root and writable
@@ -428,6 +432,93 @@ pub unsafe extern "C" fn MPIX_Type_bcast(
         // SAFETY: type is NULL or points to a MPI_Datatype.
         let t = unsafe { ptr::arg(r#type, "type") }?;
         *t = api::bcast_type(*t, root, comm)?;
+        Ok(())
+    })
+}
+
+/// The size of a type reference (`MPIX_Type_reference`), in bytes.
+pub const MPIX_TYPE_REFERENCE_SIZE: c_int = 16;
+// A literal for cbindgen; the exchange's reference is what it counts.
+const _: () = assert!(MPIX_TYPE_REFERENCE_SIZE as usize == api::TYPE_REFERENCE_SIZE);
+
+/// Writes to `ref` the MPIX_TYPE_REFERENCE_SIZE (16) bytes that name
+/// `type` to rank `dest` of `comm`, for the caller to carry in a message
+/// of its own (the header of an active message, for example), where
+/// `dest` turns them back into the type with `MPIX_Type_resolve`. The
+/// first time (and after an eviction) the type's description goes to
+/// `dest` on the exchange's own channel, as with `MPIX_Type_send`; the
+/// call never waits for `dest`. Each reference must be resolved exactly
+/// once by `dest` (the exchange counts them to retire evicted entries).
+/// For `dest` = `MPI_PROC_NULL`, 16 zero bytes. The first exchange call
+/// on `comm` is collective over it. On error `ref` is left untouched.
+///
+/// # Safety
+/// `ref` points to MPIX_TYPE_REFERENCE_SIZE writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_reference(
+    r#type: MPI_Datatype,
+    dest: c_int,
+    comm: MPI_Comm,
+    r#ref: *mut c_void,
+) -> c_int {
+    boundary(OnError::Raise, || {
+        // SAFETY: ref is NULL or points to MPIX_TYPE_REFERENCE_SIZE
+        // writable bytes.
+        let out = unsafe { ptr::output(r#ref, api::TYPE_REFERENCE_SIZE) }
+            .ok_or_else(|| Error::invalid("ref is NULL"))?;
+        let bytes = api::type_reference(r#type, dest, comm)?;
+        out.copy_from_slice(&bytes);
+        Ok(())
+    })
+}
+
+/// Sets `*type` to the committed type that the reference `ref` (made by
+/// `MPIX_Type_reference` on rank `source` of `comm`) names. The handle is
+/// lent by the exchange's cache: the same handle for every reference to
+/// the same entry, costing no MPI call once cached. Use it as any
+/// committed type, and give it back with `MPIX_Type_release` (not
+/// `MPI_Type_free`); it stays valid until then, even if the sender evicts
+/// the type meanwhile. `source` is the rank the reference came from (the
+/// status of the message that carried it). A malformed, forged or stale
+/// reference is an error of the MPIX_MARSHAL_ERR_EXCHANGE kind; on any
+/// error `*type` is left untouched.
+///
+/// # Safety
+/// `ref` points to MPIX_TYPE_REFERENCE_SIZE readable bytes; `type` to a
+/// writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_resolve(
+    r#ref: *const c_void,
+    source: c_int,
+    comm: MPI_Comm,
+    r#type: *mut MPI_Datatype,
+) -> c_int {
+    boundary(OnError::Raise, || {
+        // SAFETY: ref is NULL or points to MPIX_TYPE_REFERENCE_SIZE
+        // readable bytes.
+        let bytes = unsafe { ptr::input(r#ref, api::TYPE_REFERENCE_SIZE) }
+            .ok_or_else(|| Error::invalid("ref is NULL"))?;
+        // SAFETY: type is NULL or points to a writable MPI_Datatype.
+        let out = unsafe { ptr::arg(r#type, "type") }?;
+        *out = api::resolve_type(bytes, source, comm)?;
+        Ok(())
+    })
+}
+
+/// Gives back a type `MPIX_Type_resolve` lent, and sets `*type` to
+/// `MPI_DATATYPE_NULL`. A handle that was not lent (or was given back
+/// already) is an error of the MPIX_MARSHAL_ERR_INVALID_ARGUMENT kind, and `*type`
+/// is left untouched.
+///
+/// # Safety
+/// `type` points to a readable and writable `MPI_Datatype`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_release(r#type: *mut MPI_Datatype) -> c_int {
+    boundary(OnError::Raise, || {
+        // SAFETY: type is NULL or points to a MPI_Datatype.
+        let t = unsafe { ptr::arg(r#type, "type") }?;
+        api::release_type(*t)?;
+        *t = mpi::local().datatype_null();
         Ok(())
     })
 }

@@ -15,12 +15,13 @@
 //! Everything is released when the communicator is freed (its attribute's
 //! delete callback) or MPI finalizes.
 
+mod lent;
 pub mod wire;
 
 use crate::error::{Error, Result};
 use crate::format::Representation;
 use crate::marshal;
-use crate::mpi::comm::{self, Comm, CommHandle, Status};
+use crate::mpi::comm::{self, Comm, CommHandle, Request, Status};
 use crate::mpi::{self, Datatype};
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
@@ -74,7 +75,8 @@ fn timeout() -> Duration {
 /// Counters of what this process's exchange sent, for tests and benches.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counters {
-    /// Reference messages sent, and their bytes.
+    /// References made (sent by a type send, or handed to the caller of
+    /// `reference` for its own message), and their bytes.
     pub references: u64,
     pub reference_bytes: u64,
     /// Definitions (descriptions) sent, and their bytes (with headers).
@@ -160,9 +162,21 @@ struct Description {
 struct RecvEntry {
     id: Id,
     description: Description,
+    /// The committed handle `resolve` lends (bits), made on its first use.
+    handle: Option<u64>,
     consumed: u64,
     /// Set when evicted: how many references were sent in all.
     retired: Option<u64>,
+}
+
+impl Drop for RecvEntry {
+    /// However the entry goes (evicted, its communicator freed), its
+    /// handle goes with it, or with its last borrower.
+    fn drop(&mut self) {
+        if let Some(bits) = self.handle.take() {
+            lent::uncache(mpi::handle_from_bits(bits));
+        }
+    }
 }
 
 #[derive(Default)]
@@ -173,12 +187,11 @@ struct RecvPeer {
     entries: HashMap<u64, RecvEntry>,
 }
 
+/// What a process knows of one root's broadcasts.
 #[derive(Default)]
-struct BcastRoot {
-    /// As root: the entries every rank holds.
-    send: SendPeer,
-    /// As a receiver: entries by number.
-    recv: HashMap<u64, (Id, Description)>,
+struct BcastFrom {
+    /// Entries by number.
+    entries: HashMap<u64, (Id, Description)>,
     last: u64,
 }
 
@@ -191,7 +204,12 @@ pub struct Exchange {
     limit: usize,
     send: Mutex<HashMap<c_int, SendPeer>>,
     recv: Mutex<HashMap<c_int, RecvPeer>>,
-    bcast: Mutex<HashMap<c_int, BcastRoot>>,
+    /// Definitions sent and not yet received (synchronous sends).
+    pending: Mutex<Vec<Request>>,
+    /// As a broadcast's root: the entries every receiver holds.
+    bcast_send: Mutex<SendPeer>,
+    /// As a receiver: each root's entries.
+    bcast_recv: Mutex<HashMap<c_int, BcastFrom>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -212,19 +230,57 @@ unsafe extern "C" fn on_delete(_c: Comm, _k: c_int, value: *mut c_void, _x: *mut
     let _ = std::panic::catch_unwind(move || {
         let ex = lock(&REGISTRY).as_mut().and_then(|r| r.remove(&key));
         if let Some(ex) = ex {
-            ex.release();
+            release(&[ex]);
         }
     });
     0
 }
 
-/// At MPI_Finalize: every exchange still alive is released.
+/// At MPI_Finalize: every exchange still alive is released, together
+/// (processes may hold them in different orders), then every handle
+/// still lent.
 fn release_all() {
-    let all = lock(&REGISTRY).take();
-    for (_, ex) in all.into_iter().flatten() {
-        ex.release();
-    }
+    let all: Vec<Arc<Exchange>> = lock(&REGISTRY)
+        .take()
+        .into_iter()
+        .flatten()
+        .map(|(_, ex)| ex)
+        .collect();
+    release(&all);
+    lent::free_all();
     comm::free_exchange_keyval();
+}
+
+/// Releases exchanges whose communicators every process is freeing (or
+/// MPI finalizing). First they settle: each process reads and drops the
+/// definitions sent to it that nobody needed, until its own were all
+/// received and a nonblocking barrier says everyone's were (so no
+/// message is left behind on a freed communicator); then the duplicates
+/// and caches are freed. A process that never gets there (a peer gone)
+/// is waited for at most the exchange timeout.
+fn release(exs: &[Arc<Exchange>]) {
+    let deadline = Instant::now() + timeout();
+    let mut barriers: Vec<Option<Request>> = exs.iter().map(|_| None).collect();
+    let mut settled = vec![false; exs.len()];
+    while settled.iter().any(|s| !s) && Instant::now() < deadline {
+        for (i, ex) in exs.iter().enumerate() {
+            if !settled[i] {
+                // An MPI error here leaves nothing to wait for.
+                settled[i] = ex.settle(&mut barriers[i]).unwrap_or(true);
+            }
+        }
+        std::thread::yield_now();
+    }
+    drop(barriers);
+    for ex in exs {
+        ex.free();
+    }
+}
+
+/// How many datatype handles the receivers' caches hold or lend (for
+/// tests).
+pub fn cached_handles() -> usize {
+    lent::held()
 }
 
 /// How many exchanges are alive (for tests).
@@ -233,12 +289,53 @@ pub fn live_exchanges() -> usize {
 }
 
 impl Exchange {
-    fn release(&self) {
+    /// One step of settling (see `release`): true once done.
+    fn settle(&self, barrier: &mut Option<Request>) -> Result<bool> {
+        while let Some(m) = comm::improbe(comm::any_source(), 0, self.defs.0)? {
+            comm::mrecv(m)?;
+        }
+        if barrier.is_none() {
+            if !self.reap()? {
+                return Ok(false);
+            }
+            *barrier = Some(comm::ibarrier(self.defs.0)?);
+        }
+        barrier.as_mut().map_or(Ok(true), Request::test)
+    }
+
+    /// Forgets the definitions that were received; true when none is left.
+    fn reap(&self) -> Result<bool> {
+        let mut pending = lock(&self.pending);
+        let mut result = Ok(());
+        pending.retain_mut(|r| match r.test() {
+            Ok(done) => !done,
+            Err(e) => {
+                result = Err(e);
+                true
+            }
+        });
+        result.map(|()| pending.is_empty())
+    }
+
+    fn free(&self) {
+        lock(&self.pending).clear();
         let _ = comm::free(self.refs.0);
         let _ = comm::free(self.defs.0);
         lock(&self.send).clear();
         lock(&self.recv).clear();
-        lock(&self.bcast).clear();
+        *lock(&self.bcast_send) = SendPeer::default();
+        lock(&self.bcast_recv).clear();
+    }
+
+    /// The smallest limit of this process and every peer: a broadcast
+    /// root's bound.
+    fn bcast_limit(&self) -> usize {
+        self.peers
+            .iter()
+            .map(|p| p.limit)
+            .min()
+            .unwrap_or(1)
+            .min(self.limit)
     }
 
     fn peer(&self, rank: c_int, what: &str) -> Result<&Peer> {
@@ -293,7 +390,7 @@ fn attach(c: Comm) -> Result<Arc<Exchange>> {
         .insert(key, ex.clone());
     if let Err(e) = comm::set_attr(c, keyval, key) {
         if let Some(ex) = lock(&REGISTRY).as_mut().and_then(|r| r.remove(&key)) {
-            ex.release();
+            ex.free();
         }
         return Err(e);
     }
@@ -325,7 +422,9 @@ fn set_up(refs: Comm, defs: Comm, inter: bool) -> Result<Exchange> {
         limit,
         send: Mutex::default(),
         recv: Mutex::default(),
-        bcast: Mutex::default(),
+        pending: Mutex::default(),
+        bcast_send: Mutex::default(),
+        bcast_recv: Mutex::default(),
     })
 }
 
@@ -379,28 +478,73 @@ fn describe(datatype: Datatype, rep: Representation) -> Result<Vec<u8>> {
     marshal::with_stream(rep, datatype, |b| Ok(b.to_vec()))
 }
 
-/// Where a new entry goes: the evicted entry's number and reference
-/// count, when the cache is full (its least recently used entry).
-fn make_room(peer: &mut SendPeer, limit: usize) -> (u64, u64) {
+/// The least recently used entry, when the cache is full: the entry a new
+/// one replaces (its identifier, number and reference count).
+fn victim(peer: &SendPeer, limit: usize) -> Option<(Id, u64, u64)> {
     if peer.entries.len() < limit {
-        return (0, 0);
+        return None;
     }
-    let Some((&id, _)) = peer.entries.iter().min_by_key(|(_, e)| e.last_use) else {
-        return (0, 0);
-    };
-    let e = peer.entries.remove(&id).expect("present");
-    (e.seq, e.refs)
+    peer.entries
+        .iter()
+        .min_by_key(|(_, e)| e.last_use)
+        .map(|(id, e)| (*id, e.seq, e.refs))
 }
 
-/// `MPIX_Type_send`.
-pub fn send(datatype: Datatype, dest: c_int, tag: c_int, c: Comm) -> Result<()> {
+/// The entry of `datatype` in a sender's cache `state`: found, or made
+/// (evicting if full) with `define`, which gets the new entry's number and
+/// the evicted entry's number and reference count, and starts the
+/// definition. Counts one reference; returns the entry's number.
+fn entry_for(
+    state: &mut SendPeer,
+    id: Id,
+    limit: usize,
+    define: impl FnOnce(u64, u64, u64) -> Result<()>,
+) -> Result<u64> {
+    state.clock += 1;
+    let clock = state.clock;
+    if let Some(e) = state.entries.get_mut(&id) {
+        e.refs += 1;
+        e.last_use = clock;
+        return Ok(e.seq);
+    }
+    if state.next_seq >= wire::MAX_SEQ {
+        return Err(Error::Exchange(format!(
+            "{} types were described to this peer: the exchange numbers at most {} per pair of processes and communicator",
+            state.next_seq,
+            wire::MAX_SEQ
+        )));
+    }
+    let seq = state.next_seq + 1;
+    let evicted = victim(state, limit);
+    let (evict, evict_refs) = evicted.map_or((0, 0), |(_, s, r)| (s, r));
+    // The cache changes only once the definition is on its way.
+    define(seq, evict, evict_refs)?;
+    if let Some((old, _, _)) = evicted {
+        state.entries.remove(&old);
+    }
+    state.next_seq = seq;
+    state.entries.insert(
+        id,
+        SendEntry {
+            seq,
+            refs: 1,
+            last_use: clock,
+        },
+    );
+    Ok(seq)
+}
+
+/// The common part of `send` and `reference`: `dest`'s entry of
+/// `datatype`, its definition started if new (it stays with the exchange
+/// until the receiver reads it). None for `MPI_PROC_NULL`.
+fn prepare(datatype: Datatype, dest: c_int, c: Comm) -> Result<Option<(Arc<Exchange>, Reference)>> {
     mpi::ready()?;
     if datatype == mpi::local().datatype_null() {
         return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
     }
     let (internal, id) = identify_fast(datatype)?;
     if dest == comm::proc_null() {
-        return Ok(());
+        return Ok(None);
     }
     let ex = attach(c)?;
     let peer = ex.peer(dest, "dest")?;
@@ -410,32 +554,15 @@ pub fn send(datatype: Datatype, dest: c_int, tag: c_int, c: Comm) -> Result<()> 
     } else {
         Representation::Compressed
     };
-    let mut sends = lock(&ex.send);
-    let state = sends.entry(dest).or_default();
-    state.clock += 1;
-    let clock = state.clock;
-    let (reference, definition) = match state.entries.get_mut(&id) {
-        Some(e) => {
-            e.refs += 1;
-            e.last_use = clock;
-            (Reference { seq: e.seq, id }, None)
-        }
-        None => {
+    ex.reap()?;
+    let seq = {
+        let mut sends = lock(&ex.send);
+        let state = sends.entry(dest).or_default();
+        entry_for(state, id, limit, |seq, evict, evict_refs| {
             let payload = match rep {
                 Representation::Internal => internal,
                 _ => describe(datatype, rep)?,
             };
-            let (evict, evict_refs) = make_room(state, limit);
-            state.next_seq += 1;
-            let seq = state.next_seq;
-            state.entries.insert(
-                id,
-                SendEntry {
-                    seq,
-                    refs: 1,
-                    last_use: clock,
-                },
-            );
             let def = Definition {
                 rep,
                 seq,
@@ -445,21 +572,31 @@ pub fn send(datatype: Datatype, dest: c_int, tag: c_int, c: Comm) -> Result<()> 
                 payload: &payload,
             }
             .encode();
-            (Reference { seq, id }, Some(def))
-        }
+            let len = def.len();
+            // Started under the lock, so that definitions leave in order.
+            let request = comm::issend(def, dest, 0, ex.defs.0)?;
+            lock(&ex.pending).push(request);
+            count(2, len);
+            Ok(())
+        })?
     };
-    let reference = reference.encode();
-    let mut msgs = Vec::with_capacity(2);
-    if let Some(d) = &definition {
-        msgs.push((&d[..], dest, 0, ex.defs.0));
-        count(2, d.len());
+    count(0, wire::REFERENCE_LEN);
+    Ok(Some((ex, Reference::new(seq, &id))))
+}
+
+/// `MPIX_Type_send`.
+pub fn send(datatype: Datatype, dest: c_int, tag: c_int, c: Comm) -> Result<()> {
+    if let Some((ex, reference)) = prepare(datatype, dest, c)? {
+        comm::send(&reference.encode(), dest, tag, ex.refs.0)?;
     }
-    msgs.push((&reference[..], dest, tag, ex.refs.0));
-    count(0, reference.len());
-    // Started under the lock, so that definitions leave in their order.
-    let pending = comm::start_sends(&msgs)?;
-    drop(sends);
-    pending.wait()
+    Ok(())
+}
+
+/// `MPIX_Type_reference`: the reference `send` would send, for the caller
+/// to carry in its own message to `dest` (16 zero bytes for
+/// `MPI_PROC_NULL`).
+pub fn reference(datatype: Datatype, dest: c_int, c: Comm) -> Result<[u8; wire::REFERENCE_LEN]> {
+    Ok(prepare(datatype, dest, c)?.map_or([0; wire::REFERENCE_LEN], |(_, r)| r.encode()))
 }
 
 /// `MPIX_Type_recv`: the rebuilt type and the reference's status.
@@ -478,39 +615,84 @@ pub fn recv(source: c_int, tag: c_int, c: Comm) -> Result<(Datatype, Status)> {
     let (bytes, status) = comm::mrecv(matched)?;
     let from = status.MPI_SOURCE;
     let reference = Reference::decode(&bytes)?;
-    let description = {
-        let mut recvs = lock(&ex.recv);
-        let state = recvs.entry(from).or_default();
-        let deadline = Instant::now() + timeout();
-        while state.defs < reference.seq {
-            read_definition(&ex, from, state, deadline, reference.seq)?;
-        }
-        let entry = state.entries.get_mut(&reference.seq).ok_or_else(|| {
-            Error::Exchange(format!(
-                "rank {from} refers to entry {} of its type cache, which it evicted before (a forged or replayed identifier)",
-                reference.seq
-            ))
-        })?;
-        if entry.id != reference.id {
-            return Err(Error::Exchange(format!(
-                "rank {from} refers to entry {} of its type cache with identifier {}, but that entry holds {} (an unknown or forged identifier)",
-                reference.seq,
-                hex(&reference.id),
-                hex(&entry.id)
-            )));
-        }
-        entry.consumed += 1;
-        let description = entry.description.clone();
-        if entry.retired.is_some_and(|total| entry.consumed >= total) {
-            state.entries.remove(&reference.seq);
-        }
-        description
-    };
+    let description = with_entry(&ex, from, &reference, |e| Ok(e.description.clone()))?;
     let t = crate::unmarshal::bytes::unmarshal(description.rep, &description.bytes)?;
     Ok((t, status))
 }
 
-fn hex(id: &Id) -> String {
+/// `MPIX_Type_resolve`: the committed type a reference from `source`
+/// names, lent by the cache until `release`.
+pub fn resolve(bytes: &[u8], source: c_int, c: Comm) -> Result<Datatype> {
+    mpi::ready()?;
+    // The exchange first: its set-up is collective, and the sender's
+    // first call made its side of it.
+    let ex = attach(c)?;
+    if source == comm::any_source() || source == comm::proc_null() {
+        return Err(Error::invalid(
+            "source must be the rank that made the reference (not MPI_ANY_SOURCE or MPI_PROC_NULL)",
+        ));
+    }
+    ex.peer(source, "source")?;
+    let reference = Reference::decode(bytes)?;
+    with_entry(&ex, source, &reference, |e| {
+        let bits = match e.handle {
+            Some(bits) => bits,
+            None => {
+                let t = lent::adopt(crate::unmarshal::bytes::unmarshal(
+                    e.description.rep,
+                    &e.description.bytes,
+                )?)?;
+                *e.handle.insert(mpi::handle_bits(t))
+            }
+        };
+        Ok(lent::lend(mpi::handle_from_bits(bits)))
+    })
+}
+
+/// `MPIX_Type_release`: gives back a type `resolve` lent.
+pub fn release_lent(t: Datatype) -> Result<()> {
+    mpi::ready()?;
+    lent::release(t)
+}
+
+/// Runs `f` on the entry `reference` names in `from`'s cache, reading
+/// `from`'s definitions up to it first, and counts the reference as
+/// received (an evicted entry goes once all its references have come).
+fn with_entry<R>(
+    ex: &Exchange,
+    from: c_int,
+    reference: &Reference,
+    f: impl FnOnce(&mut RecvEntry) -> Result<R>,
+) -> Result<R> {
+    let mut recvs = lock(&ex.recv);
+    let state = recvs.entry(from).or_default();
+    let deadline = Instant::now() + timeout();
+    while state.defs < reference.seq {
+        read_definition(ex, from, state, deadline, reference.seq)?;
+    }
+    let entry = state.entries.get_mut(&reference.seq).ok_or_else(|| {
+        Error::Exchange(format!(
+            "rank {from} refers to entry {} of its type cache, which it evicted before (a forged or replayed reference)",
+            reference.seq
+        ))
+    })?;
+    if !reference.matches(&entry.id) {
+        return Err(Error::Exchange(format!(
+            "rank {from} refers to entry {} of its type cache as {}…, but that entry holds {} (an unknown or forged reference)",
+            reference.seq,
+            hex(&reference.check),
+            hex(&entry.id)
+        )));
+    }
+    entry.consumed += 1;
+    let out = f(entry);
+    if entry.retired.is_some_and(|total| entry.consumed >= total) {
+        state.entries.remove(&reference.seq);
+    }
+    out
+}
+
+fn hex(id: &[u8]) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -594,6 +776,7 @@ fn read_definition(
         RecvEntry {
             id: def.id,
             description,
+            handle: None,
             consumed: 0,
             retired: None,
         },
@@ -630,162 +813,149 @@ fn checked(def: &Definition<'_>) -> Result<Description> {
     })
 }
 
-/// `MPIX_Type_bcast`: the root's type on every rank (the root's own
-/// handle is returned to it unchanged).
+/// `MPIX_Type_bcast`: the root's type on every receiving process. The
+/// root gets its own handle back, and so does, on an intercommunicator, a
+/// process of the root's group passing `MPI_PROC_NULL`.
 pub fn bcast(datatype: Datatype, root: c_int, c: Comm) -> Result<Datatype> {
     mpi::ready()?;
     let ex = attach(c)?;
-    if ex.inter {
-        return Err(Error::unsupported(
-            "MPIX_Type_bcast on an intercommunicator",
-        ));
-    }
-    ex.peer(root, "root")?;
-    let me = comm::rank(ex.refs.0)?;
-    let mut roots = lock(&ex.bcast);
-    let state = roots.entry(root).or_default();
-    if me == root {
-        if datatype == mpi::local().datatype_null() {
-            return Err(Error::invalid("the root's datatype is MPI_DATATYPE_NULL"));
+    let is_root = if ex.inter {
+        if root == comm::proc_null() {
+            return Ok(datatype);
         }
-        let (internal, id) = identify_fast(datatype)?;
-        let limit = ex
-            .peers
-            .iter()
-            .map(|p| p.limit)
-            .min()
-            .unwrap_or(1)
-            .min(ex.limit);
-        let all_same = ex.peers.iter().all(|p| p.same_build);
-        let rep = if all_same {
-            Representation::Internal
-        } else {
-            Representation::Compressed
-        };
-        let s = &mut state.send;
-        s.clock += 1;
-        let clock = s.clock;
-        let (mut header, payload) = match s.entries.get_mut(&id) {
-            Some(e) => {
-                e.last_use = clock;
-                let h = Bcast {
-                    rep: None,
-                    seq: e.seq,
-                    evict: 0,
-                    len: 0,
-                    id,
-                };
-                (h.encode(), None)
-            }
-            None => {
-                let payload = match rep {
-                    Representation::Internal => internal,
-                    _ => describe(datatype, rep)?,
-                };
-                let (evict, _) = make_room(s, limit);
-                s.next_seq += 1;
-                s.entries.insert(
-                    id,
-                    SendEntry {
-                        seq: s.next_seq,
-                        refs: 1,
-                        last_use: clock,
-                    },
-                );
-                let h = Bcast {
-                    rep: Some(rep),
-                    seq: s.next_seq,
-                    evict,
-                    len: payload.len() as u64,
-                    id,
-                };
-                (h.encode(), Some(payload))
-            }
-        };
-        comm::bcast(&mut header, root, ex.refs.0)?;
-        count(4, header.len() + payload.as_ref().map_or(0, |p| p.len()));
-        if let Some(mut p) = payload {
-            comm::bcast(&mut p, root, ex.refs.0)?;
+        root == mpi::local().constants.root || {
+            ex.peer(root, "root")?;
+            false
         }
+    } else {
+        ex.peer(root, "root")?;
+        root == comm::rank(ex.refs.0)?
+    };
+    if is_root {
+        bcast_as_root(&ex, datatype, root)?;
         return Ok(datatype);
     }
+    let description = bcast_receive(&ex, root)?;
+    crate::unmarshal::bytes::unmarshal(description.rep, &description.bytes)
+}
+
+/// The root's side: a reference, or a definition and its description.
+fn bcast_as_root(ex: &Exchange, datatype: Datatype, root: c_int) -> Result<()> {
+    if datatype == mpi::local().datatype_null() {
+        return Err(Error::invalid("the root's datatype is MPI_DATATYPE_NULL"));
+    }
+    let (internal, id) = identify_fast(datatype)?;
+    // Internal only if every receiver reads this build's streams.
+    let rep = if ex.peers.iter().all(|p| p.same_build) {
+        Representation::Internal
+    } else {
+        Representation::Compressed
+    };
+    let mut state = lock(&ex.bcast_send);
+    let mut header = None;
+    let mut payload = None;
+    let seq = entry_for(&mut state, id, ex.bcast_limit(), |seq, evict, _| {
+        let p = match rep {
+            Representation::Internal => internal,
+            _ => describe(datatype, rep)?,
+        };
+        header = Some(Bcast {
+            rep: Some(rep),
+            seq,
+            evict,
+            len: p.len() as u64,
+            id,
+        });
+        payload = Some(p);
+        Ok(())
+    })?;
+    let header = header.unwrap_or(Bcast {
+        rep: None,
+        seq,
+        evict: 0,
+        len: 0,
+        id,
+    });
+    let mut bytes = header.encode();
+    comm::bcast(&mut bytes, root, ex.refs.0)?;
+    count(4, bytes.len() + payload.as_ref().map_or(0, |p| p.len()));
+    if let Some(mut p) = payload {
+        comm::bcast(&mut p, root, ex.refs.0)?;
+    }
+    Ok(())
+}
+
+/// A receiver's side: the description of the root's type, from the
+/// broadcast or from this process's cache of the root's broadcasts.
+fn bcast_receive(ex: &Exchange, root: c_int) -> Result<Description> {
+    let mut roots = lock(&ex.bcast_recv);
+    let state = roots.entry(root).or_default();
     let mut header = [0u8; wire::BCAST_LEN];
     comm::bcast(&mut header, root, ex.refs.0)?;
     let h = Bcast::decode(&header)?;
-    let description = match h.rep {
-        None => {
-            let (id, d) = state.recv.get(&h.seq).ok_or_else(|| {
-                Error::Exchange(format!(
-                    "the root refers to broadcast entry {}, which is not cached (an unknown or forged identifier)",
-                    h.seq
-                ))
-            })?;
-            if *id != h.id {
-                return Err(Error::Exchange(format!(
-                    "the root refers to broadcast entry {} with identifier {}, but it holds {}",
-                    h.seq,
-                    hex(&h.id),
-                    hex(id)
-                )));
-            }
-            d.clone()
+    let Some(rep) = h.rep else {
+        let (id, d) = state.entries.get(&h.seq).ok_or_else(|| {
+            Error::Exchange(format!(
+                "the root refers to broadcast entry {}, which is not cached (an unknown or forged identifier)",
+                h.seq
+            ))
+        })?;
+        if *id != h.id {
+            return Err(Error::Exchange(format!(
+                "the root refers to broadcast entry {} with identifier {}, but it holds {}",
+                h.seq,
+                hex(&h.id),
+                hex(id)
+            )));
         }
-        Some(rep) => {
-            // The payload is broadcast whatever this rank thinks of the
-            // header, so that the collective stays matched.
-            let len = usize::try_from(h.len)
-                .ok()
-                .filter(|&n| n <= i32::MAX as usize)
-                .ok_or_else(|| Error::Exchange(format!("a description of {} bytes", h.len)))?;
-            let mut payload = vec![0u8; len];
-            comm::bcast(&mut payload, root, ex.refs.0)?;
-            if h.seq != state.last + 1 {
-                return Err(Error::Exchange(format!(
-                    "broadcast description {} arrived where {} was due",
-                    h.seq,
-                    state.last + 1
-                )));
-            }
-            if h.evict != 0 && state.recv.remove(&h.evict).is_none() {
-                return Err(Error::Exchange(format!(
-                    "broadcast description {} evicts entry {}, which is not cached",
-                    h.seq, h.evict
-                )));
-            }
-            let limit = ex
-                .peers
-                .iter()
-                .map(|p| p.limit)
-                .min()
-                .unwrap_or(1)
-                .min(ex.limit);
-            if state.recv.len() >= limit {
-                return Err(Error::Exchange(format!(
-                    "broadcast description {} would exceed the type cache limit {limit}",
-                    h.seq
-                )));
-            }
-            if rep == Representation::Internal && !ex.peers[root as usize].same_build {
-                return Err(Error::Exchange(format!(
-                    "broadcast description {} is internal, but the root's build differs",
-                    h.seq
-                )));
-            }
-            let d = checked(&Definition {
-                rep,
-                seq: h.seq,
-                evict: h.evict,
-                evict_refs: 0,
-                id: h.id,
-                payload: &payload,
-            })?;
-            state.last = h.seq;
-            state.recv.insert(h.seq, (h.id, d.clone()));
-            d
-        }
+        return Ok(d.clone());
     };
-    drop(roots);
-    crate::unmarshal::bytes::unmarshal(description.rep, &description.bytes)
+    // The payload is broadcast whatever this process thinks of the
+    // header, so that the collective stays matched.
+    let len = usize::try_from(h.len)
+        .ok()
+        .filter(|&n| n <= i32::MAX as usize)
+        .ok_or_else(|| Error::Exchange(format!("a description of {} bytes", h.len)))?;
+    let mut payload = vec![0u8; len];
+    comm::bcast(&mut payload, root, ex.refs.0)?;
+    if h.seq != state.last + 1 {
+        return Err(Error::Exchange(format!(
+            "broadcast description {} arrived where {} was due",
+            h.seq,
+            state.last + 1
+        )));
+    }
+    if h.evict != 0 && state.entries.remove(&h.evict).is_none() {
+        return Err(Error::Exchange(format!(
+            "broadcast description {} evicts entry {}, which is not cached",
+            h.seq, h.evict
+        )));
+    }
+    // The root bounds its entries by every receiver's limit; this
+    // process knows its own.
+    if state.entries.len() >= ex.limit {
+        return Err(Error::Exchange(format!(
+            "broadcast description {} would exceed the type cache limit {}",
+            h.seq, ex.limit
+        )));
+    }
+    if rep == Representation::Internal && !ex.peers[root as usize].same_build {
+        return Err(Error::Exchange(format!(
+            "broadcast description {} is internal, but the root's build differs",
+            h.seq
+        )));
+    }
+    let d = checked(&Definition {
+        rep,
+        seq: h.seq,
+        evict: h.evict,
+        evict_refs: 0,
+        id: h.id,
+        payload: &payload,
+    })?;
+    state.last = h.seq;
+    state.entries.insert(h.seq, (h.id, d.clone()));
+    Ok(d)
 }
 
 /// The private duplicates of `c` (references, definitions), setting the

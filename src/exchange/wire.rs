@@ -16,11 +16,14 @@ pub fn digest(external: &[u8]) -> Id {
     id
 }
 
-pub const VERSION: u8 = 1;
-pub const REFERENCE_MAGIC: [u8; 4] = *b"MXTR";
+/// Version 2: references shrank to 16 bytes (version 1's were 32).
+pub const VERSION: u8 = 2;
+pub const REFERENCE_MAGIC: [u8; 2] = *b"MR";
 pub const DEFINITION_MAGIC: [u8; 4] = *b"MXTD";
 pub const BCAST_MAGIC: [u8; 4] = *b"MXTB";
-pub const REFERENCE_LEN: usize = 32;
+pub const REFERENCE_LEN: usize = 16;
+/// The largest entry number a reference can name.
+pub const MAX_SEQ: u64 = u32::MAX as u64;
 pub const DEFINITION_HEADER_LEN: usize = 48;
 pub const BCAST_LEN: usize = 48;
 
@@ -89,47 +92,71 @@ fn check_zero(b: &[u8], from: usize, to: usize) -> Result<()> {
     }
 }
 
-/// A reference: the data message every send makes.
+/// A reference: the data message every send makes, and what
+/// `MPIX_Type_reference` hands the caller to put in its own message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reference {
-    /// The sequence number of the definition that made the entry.
+    /// The sequence number of the definition that made the entry (1 to
+    /// `MAX_SEQ`).
     pub seq: u64,
-    pub id: Id,
+    /// The first 8 bytes of the entry's identifier: what makes a forged
+    /// or stale reference fail (the definition carries all 16).
+    pub check: [u8; 8],
 }
 
 impl Reference {
+    pub fn new(seq: u64, id: &Id) -> Reference {
+        Reference {
+            seq,
+            check: id[..8].try_into().expect("8 bytes"),
+        }
+    }
+
+    /// Whether the reference names an entry with identifier `id`.
+    pub fn matches(&self, id: &Id) -> bool {
+        self.check[..] == id[..8]
+    }
+
     pub fn encode(&self) -> [u8; REFERENCE_LEN] {
+        debug_assert!((1..=MAX_SEQ).contains(&self.seq));
         let mut b = [0u8; REFERENCE_LEN];
-        b[..4].copy_from_slice(&REFERENCE_MAGIC);
-        b[4] = VERSION;
-        b[5] = 1;
-        b[8..16].copy_from_slice(&self.seq.to_be_bytes());
-        b[16..32].copy_from_slice(&self.id);
+        b[..2].copy_from_slice(&REFERENCE_MAGIC);
+        b[2] = VERSION;
+        b[4..8].copy_from_slice(&(self.seq as u32).to_be_bytes());
+        b[8..16].copy_from_slice(&self.check);
         b
     }
 
     pub fn decode(b: &[u8]) -> Result<Reference> {
-        check_head(b, REFERENCE_MAGIC, REFERENCE_LEN, "reference")?;
         if b.len() != REFERENCE_LEN {
             return Err(Error::Exchange(format!(
-                "a reference message of {} bytes (it has {REFERENCE_LEN})",
+                "a reference of {} bytes (it has {REFERENCE_LEN})",
                 b.len()
             )));
         }
-        if b[5] != 1 {
+        if b[..2] != REFERENCE_MAGIC {
             return Err(exchange_error(
-                5,
-                format!("kind {} (a reference is 1)", b[5]),
+                0,
+                format!(
+                    "not a reference of the type exchange (magic {:02x?})",
+                    &b[..2]
+                ),
             ));
         }
-        check_zero(b, 6, 8)?;
-        let seq = u64_at(b, 8);
+        if b[2] != VERSION {
+            return Err(exchange_error(
+                2,
+                format!("version {} (this library reads {VERSION})", b[2]),
+            ));
+        }
+        check_zero(b, 3, 4)?;
+        let seq = u32::from_be_bytes(b[4..8].try_into().expect("4 bytes")) as u64;
         if seq == 0 {
-            return Err(exchange_error(8, "sequence number 0 (they start at 1)"));
+            return Err(exchange_error(4, "entry number 0 (they start at 1)"));
         }
         Ok(Reference {
             seq,
-            id: id_at(b, 16),
+            check: b[8..16].try_into().expect("8 bytes"),
         })
     }
 }
@@ -291,18 +318,25 @@ mod tests {
 
     #[test]
     fn messages_round_trip_and_reject_forgeries() {
-        let r = Reference {
-            seq: 7,
-            id: [3; 16],
-        };
+        let r = Reference::new(7, &[3; 16]);
         let b = r.encode();
+        assert_eq!(
+            b,
+            [0x4d, 0x52, 2, 0, 0, 0, 0, 7, 3, 3, 3, 3, 3, 3, 3, 3],
+            "spec/exchange.md §4"
+        );
         assert_eq!(Reference::decode(&b).unwrap(), r);
-        for i in [0, 4, 5, 6, 8 + 7] {
+        assert!(r.matches(&[3; 16]) && !r.matches(&[4; 16]));
+        for i in [0, 1, 2, 3] {
             let mut bad = b;
-            bad[i] ^= if i == 15 { 7 } else { 1 };
+            bad[i] ^= 1;
             assert!(Reference::decode(&bad).is_err(), "byte {i}");
         }
-        assert!(Reference::decode(&b[..31]).is_err());
+        let mut zero = b;
+        zero[7] = 0;
+        assert!(Reference::decode(&zero).is_err(), "entry 0");
+        assert!(Reference::decode(&b[..15]).is_err());
+        assert!(Reference::decode(&[0; 17]).is_err());
         let d = Definition {
             rep: Representation::Internal,
             seq: 3,

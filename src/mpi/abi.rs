@@ -218,6 +218,26 @@ extern "C" {
         status: *mut MPI_Status,
     ) -> c_int;
     pub fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int;
+    pub fn MPI_Issend(
+        buf: *const c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+        request: *mut MPI_Request,
+    ) -> c_int;
+    pub fn MPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int;
+    pub fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+    pub fn MPI_Request_free(request: *mut MPI_Request) -> c_int;
+    pub fn MPI_Send(
+        buf: *const c_void,
+        count: c_int,
+        datatype: MPI_Datatype,
+        dest: c_int,
+        tag: c_int,
+        comm: MPI_Comm,
+    ) -> c_int;
     pub fn MPI_Waitall(
         count: c_int,
         array_of_requests: *mut MPI_Request,

@@ -161,71 +161,97 @@ pub fn bcast(buf: &mut [u8], root: c_int, c: Comm) -> Result<()> {
     check(rc, "MPI_Bcast")
 }
 
-/// Sends in flight: each buffer is borrowed until they complete, which
-/// `wait` (or dropping) waits for.
-pub struct Pending<'a> {
-    requests: Vec<sys::MPI_Request>,
-    _buffers: std::marker::PhantomData<&'a [u8]>,
+/// `MPI_Send` of a byte message.
+pub fn send(buf: &[u8], dest: c_int, tag: c_int, c: Comm) -> Result<()> {
+    let n = c_int::try_from(buf.len())
+        .map_err(|_| crate::error::Error::invalid("a message of more than 2^31 bytes"))?;
+    // SAFETY: `buf` has n bytes and outlives the blocking call.
+    let rc = unsafe { sys::MPI_Send(buf.as_ptr() as *const c_void, n, bytes_type(), dest, tag, c) };
+    check(rc, "MPI_Send")
 }
 
-/// Starts `MPI_Isend`s of byte messages (buffer, dest, tag, comm), in order.
-pub fn start_sends<'a>(msgs: &[(&'a [u8], c_int, c_int, Comm)]) -> Result<Pending<'a>> {
-    let mut pending = Pending {
-        requests: Vec::with_capacity(msgs.len()),
-        _buffers: std::marker::PhantomData,
+/// A request the caller tests until it completes: a synchronous send that
+/// owns its buffer, or a nonblocking barrier.
+pub struct Request {
+    request: sys::MPI_Request,
+    buffer: Vec<u8>,
+}
+
+// SAFETY: a request handle is an integer (MPICH) or a pointer MPI owns
+// (Open MPI); under MPI_THREAD_MULTIPLE any thread may test it, and the
+// exchange tests each under a lock.
+unsafe impl Send for Request {}
+
+/// `MPI_Issend` of `buffer`, which the request keeps until the message is
+/// received: a definition nobody has read yet stays with its sender.
+pub fn issend(buffer: Vec<u8>, dest: c_int, tag: c_int, c: Comm) -> Result<Request> {
+    let n = c_int::try_from(buffer.len())
+        .map_err(|_| crate::error::Error::invalid("a message of more than 2^31 bytes"))?;
+    // SAFETY: reading an initialized constant of the MPI binding.
+    let mut request = unsafe { sys::RSMPI_REQUEST_NULL };
+    // SAFETY: the buffer moves into the returned Request, which keeps it
+    // (its heap block does not move) until the send completes, or leaks
+    // it if dropped before (see Drop).
+    let rc = unsafe {
+        sys::MPI_Issend(
+            buffer.as_ptr() as *const c_void,
+            n,
+            bytes_type(),
+            dest,
+            tag,
+            c,
+            &mut request,
+        )
     };
-    for &(buf, dest, tag, c) in msgs {
-        let n = c_int::try_from(buf.len())
-            .map_err(|_| crate::error::Error::invalid("a message of more than 2^31 bytes"))?;
+    check(rc, "MPI_Issend")?;
+    Ok(Request { request, buffer })
+}
+
+/// `MPI_Ibarrier`.
+pub fn ibarrier(c: Comm) -> Result<Request> {
+    // SAFETY: reading an initialized constant of the MPI binding.
+    let mut request = unsafe { sys::RSMPI_REQUEST_NULL };
+    // SAFETY: `request` is a valid out-pointer.
+    let rc = unsafe { sys::MPI_Ibarrier(c, &mut request) };
+    check(rc, "MPI_Ibarrier")?;
+    Ok(Request {
+        request,
+        buffer: Vec::new(),
+    })
+}
+
+impl Request {
+    /// `MPI_Test`: whether the request has completed (then it is done for).
+    pub fn test(&mut self) -> Result<bool> {
         // SAFETY: reading an initialized constant of the MPI binding.
-        let mut req = unsafe { sys::RSMPI_REQUEST_NULL };
-        // SAFETY: the buffer is borrowed for 'a, and the Pending value that
-        // holds the request waits for it before 'a ends (wait or drop).
-        let rc = unsafe {
-            sys::MPI_Isend(
-                buf.as_ptr() as *const c_void,
-                n,
-                bytes_type(),
-                dest,
-                tag,
-                c,
-                &mut req,
-            )
-        };
-        check(rc, "MPI_Isend")?;
-        pending.requests.push(req);
-    }
-    Ok(pending)
-}
-
-impl Pending<'_> {
-    /// Waits for every send.
-    pub fn wait(mut self) -> Result<()> {
-        self.wait_all()
-    }
-
-    fn wait_all(&mut self) -> Result<()> {
-        if self.requests.is_empty() {
-            return Ok(());
+        let null = unsafe { sys::RSMPI_REQUEST_NULL };
+        if self.request == null {
+            return Ok(true);
         }
-        // SAFETY: the requests are live (started above, not yet completed);
-        // MPI sets each to MPI_REQUEST_NULL as it completes.
-        let rc = unsafe {
-            sys::MPI_Waitall(
-                self.requests.len() as c_int,
-                self.requests.as_mut_ptr(),
-                sys::RSMPI_STATUSES_IGNORE,
-            )
-        };
-        self.requests.clear();
-        check(rc, "MPI_Waitall")
+        let mut flag = 0;
+        // SAFETY: the request is live; MPI sets it to MPI_REQUEST_NULL when
+        // it completes; the out-pointers are valid locals.
+        let rc = unsafe { sys::MPI_Test(&mut self.request, &mut flag, sys::RSMPI_STATUS_IGNORE) };
+        check(rc, "MPI_Test")?;
+        Ok(flag != 0)
     }
 }
 
-impl Drop for Pending<'_> {
+impl Drop for Request {
+    /// A request dropped before it completed (its peer never took the
+    /// message: an error path, or MPI finalizing without it) is freed, and
+    /// its buffer leaked, since MPI may still read it.
     fn drop(&mut self) {
-        // The buffers must outlive the sends, whatever happened.
-        let _ = self.wait_all();
+        // SAFETY: reading an initialized constant of the MPI binding.
+        let null = unsafe { sys::RSMPI_REQUEST_NULL };
+        if self.request != null {
+            if super::is_initialized() {
+                // SAFETY: the request is live; freeing it lets MPI complete
+                // it alone.
+                let _ = unsafe { sys::MPI_Request_free(&mut self.request) };
+            }
+            std::mem::forget(std::mem::take(&mut self.buffer));
+        }
     }
 }
 

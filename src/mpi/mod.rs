@@ -516,6 +516,13 @@ pub fn free(t: Datatype) -> Result<()> {
     check(rc, "MPI_Type_free")
 }
 
+/// Commits `t` in place (`MPI_Type_commit`).
+pub fn commit(t: &mut Datatype) -> Result<()> {
+    // SAFETY: t points to a live datatype handle.
+    let rc = unsafe { crate::mpi::sys::MPI_Type_commit(t) };
+    check(rc, "MPI_Type_commit")
+}
+
 /// The lower bound and extent of `t`, as 64-bit numbers.
 pub fn extent(t: Datatype) -> Result<(i64, i64)> {
     let (mut lb, mut extent) = (0, 0);

@@ -52,6 +52,7 @@ pub struct Constants {
     pub version: c_int,
     pub subversion: c_int,
     pub keyval_invalid: c_int,
+    pub root: c_int,
 }
 
 extern "C" {

@@ -315,6 +315,7 @@ typedef struct {
     int have_large_count, have_mpi1, have_value_index, is_open_mpi;
     int version, subversion;
     int keyval_invalid;
+    int root; /* MPI_ROOT, for the exchange's intercommunicator broadcasts */
 } mpixm_constants;
 
 void mpixm_get_constants(mpixm_constants *c)
@@ -358,6 +359,7 @@ void mpixm_get_constants(mpixm_constants *c)
     c->undefined = MPI_UNDEFINED;
     c->max_object_name = MPI_MAX_OBJECT_NAME;
     c->keyval_invalid = MPI_KEYVAL_INVALID;
+    c->root = MPI_ROOT;
     c->have_large_count = MPIXM_HAVE_LARGE_COUNT;
     c->have_mpi1 = MPIXM_HAVE_MPI1;
     c->have_value_index = MPIXM_HAVE_VALUE_INDEX;

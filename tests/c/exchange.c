@@ -3,12 +3,15 @@
  * rank 0 sends types to every other rank twice (description, then
  * reference); each receiver rebuilds the same types locally and compares
  * them with MPIX_Type_compare at the names level; wildcards and status;
- * broadcasts; an intercommunicator; a duplicate communicator freed; and
- * no datatype handle left behind (tests/c/leakcount.h counts them). */
+ * broadcasts; an intercommunicator (sends, a broadcast across the groups,
+ * references); references carried in the user's own messages, resolved
+ * and released; a duplicate communicator freed; and no datatype handle
+ * left behind (tests/c/leakcount.h counts them). */
 #include "check.h"
 #include "leakcount.h"
 #include "types.h"
 #include <mpix_marshal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NTYPES 5
@@ -143,6 +146,44 @@ int main(int argc, char **argv)
                 MPI_Type_free(&got);
             }
         }
+        /* A broadcast across the groups, as MPI_Bcast does it: group 0's
+         * first process is the root (MPI_ROOT), the rest of its group
+         * passes MPI_PROC_NULL, group 1 passes the root's rank, 0. Twice
+         * per type: description, then reference. */
+        for (int round = 0; round < 4; round++) {
+            int k = round / 2;
+            MPI_Datatype t = MPI_DATATYPE_NULL, mine = MPI_DATATYPE_NULL;
+            int root = color == 1 ? 0 : local == 0 ? MPI_ROOT : MPI_PROC_NULL;
+            if (root == MPI_ROOT)
+                t = mine = make(k);
+            MPI_OK(MPIX_Type_bcast(&t, root, inter));
+            if (color == 1) {
+                expect_equal(t, k, "intercommunicator broadcast");
+                MPI_Type_free(&t);
+            } else {
+                CHECK(t == mine, "intercommunicator broadcast: the root group's handle changed");
+                if (root == MPI_ROOT)
+                    MPI_Type_free(&t);
+            }
+        }
+        /* A reference carried in the user's own message on the
+         * intercommunicator, resolved by the remote process. */
+        for (int round = 0; round < 3; round++) {
+            char msg[MPIX_TYPE_REFERENCE_SIZE];
+            if (color == 0) {
+                MPI_Datatype t = make(round % 2 + 3);
+                MPI_OK(MPIX_Type_reference(t, local, inter, msg));
+                MPI_Send(msg, sizeof msg, MPI_BYTE, local, 6, inter);
+                MPI_Type_free(&t);
+            } else {
+                MPI_Datatype got = MPI_DATATYPE_NULL;
+                MPI_Recv(msg, sizeof msg, MPI_BYTE, local, 6, inter, MPI_STATUS_IGNORE);
+                MPI_OK(MPIX_Type_resolve(msg, local, inter, &got));
+                expect_equal(got, round % 2 + 3, "intercommunicator reference");
+                MPI_OK(MPIX_Type_release(&got));
+                CHECK(got == MPI_DATATYPE_NULL, "release left the handle");
+            }
+        }
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
     }
@@ -175,7 +216,59 @@ int main(int argc, char **argv)
         MPI_OK(MPIX_Type_exchange_set_cache_limit(64));
     }
 
-    /* 6. Bad arguments: a rank out of range, NULL output. */
+    /* 6. References in the user's own messages (an active message: the
+     * reference, then an int of payload), from every rank to every other,
+     * each type three times, received with MPI_ANY_SOURCE: the receiver
+     * resolves with the status's source, and the lent handle moves data. */
+    {
+        MPI_Comm am;
+        MPI_Comm_dup(MPI_COMM_WORLD, &am);
+        struct {
+            char ref[MPIX_TYPE_REFERENCE_SIZE];
+            int k;
+        } msg;
+        for (int round = 0; round < 3 * NTYPES; round++) {
+            int k = round % NTYPES;
+            MPI_Datatype t = make(k);
+            for (int dest = 0; dest < size; dest++) {
+                if (dest == rank)
+                    continue;
+                MPI_OK(MPIX_Type_reference(t, dest, am, msg.ref));
+                msg.k = k;
+                MPI_Send(&msg, sizeof msg, MPI_BYTE, dest, 11, am);
+            }
+            MPI_Type_free(&t);
+            for (int n = 1; n < size; n++) {
+                MPI_Status st;
+                MPI_Recv(&msg, sizeof msg, MPI_BYTE, MPI_ANY_SOURCE, 11, am, &st);
+                MPI_Datatype got = MPI_DATATYPE_NULL;
+                MPI_OK(MPIX_Type_resolve(msg.ref, st.MPI_SOURCE, am, &got));
+                expect_equal(got, msg.k, "resolved reference");
+                int bytes = 0, pos = 0;
+                MPI_Type_size(got, &bytes);
+                char *packed = malloc((size_t)bytes + 1);
+                MPI_Aint lb, extent;
+                MPI_Type_get_true_extent(got, &lb, &extent);
+                char *data = calloc(1, (size_t)extent + 1);
+                CHECK(MPI_Pack(data - lb, 1, got, packed, bytes + 1, &pos, MPI_COMM_SELF) == MPI_SUCCESS &&
+                          pos == bytes,
+                      "the lent type does not pack (%d of %d bytes)", pos, bytes);
+                free(data);
+                free(packed);
+                MPI_OK(MPIX_Type_release(&got));
+            }
+        }
+        /* Releasing twice, or a handle never lent, is refused. */
+        MPI_Datatype t = make(0), copy = t;
+        int rc = MPIX_Type_release(&copy), kind = -1;
+        MPIX_Type_marshal_error_kind(rc, &kind);
+        CHECK(kind == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && copy == t, "release of a handle never lent: kind %d",
+              kind);
+        MPI_Type_free(&t);
+        MPI_Comm_free(&am);
+    }
+
+    /* 7. Bad arguments: a rank out of range, NULL output. */
     {
         int rc = MPIX_Type_send(MPI_INT, size + 3, 0, MPI_COMM_WORLD);
         int kind = -1;
