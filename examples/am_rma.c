@@ -2,23 +2,29 @@
  * messages: the case that motivated datatype marshalling (Kimpe, Goodell
  * and Ross). The origin knows the layout of the target's window memory as
  * an MPI datatype; the target must rebuild that datatype to unpack the
- * data. Put and accumulate (MPI_SUM on doubles) are implemented three ways
+ * data. Put and accumulate (MPI_SUM on doubles) are implemented four ways
  * and compared with native MPI_Put/MPI_Accumulate of the same target type:
  *
- *   cached    MPIX_Type_send of the target type (a 32-byte reference once
- *             the target has it) + the data; the target rebuilds the type
- *             with MPIX_Type_recv and unpacks into its window memory
- *   no cache  the description every time (what MPICH and Open MPI 4.1's
- *             pt2pt component do per operation): MPIX_Type_marshal
- *             ("internal") + the data; MPIX_Type_unmarshal at the target
- *   data only the floor: the data alone, the target already holding the
- *             committed type
- *   native    MPI_Put / MPI_Accumulate + MPI_Win_flush, passive target
+ *   reference  one message: the type's 16-byte reference
+ *              (MPIX_Type_reference) in front of the data; the target
+ *              resolves it to the committed type its cache holds
+ *              (MPIX_Type_resolve, no MPI call once cached), unpacks into
+ *              its window memory and gives the type back (MPIX_Type_release)
+ *   send/recv  MPIX_Type_send of the target type (a 16-byte reference
+ *              once the target has it) + the data in a second message; the
+ *              target rebuilds a new handle with MPIX_Type_recv each time
+ *   no cache   the description every time (what MPICH and Open MPI 4.1's
+ *              pt2pt component do per operation): MPIX_Type_marshal
+ *              ("internal") + the data; MPIX_Type_unmarshal at the target
+ *   data only  the floor: the data alone, the target already holding the
+ *              committed type
+ *   native     MPI_Put / MPI_Accumulate + MPI_Win_flush, passive target
  *
  * Each operation completes at the target before the next starts (an
  * empty acknowledgement for the two-sided ones, MPI_Win_flush for the
- * native ones); the figures are medians over the operations. Every even rank is an origin for the next odd rank. The
- * window contents are checked after every method on every target.
+ * native ones); the figures are medians over the operations. Every even
+ * rank is an origin for the next odd rank. The window contents are
+ * checked after every method on every target.
  *
  * Usage: mpiexec -n 2 ./am_rma [operations]   (default 1000)
  */
@@ -37,9 +43,10 @@
     } while (0)
 
 #define N 512 /* the window: an N x N matrix of doubles */
-enum { TAG_PUT = 1, TAG_ACC = 2, TAG_DATA = 3, TAG_ACK = 4, TAG_DESC = 5 };
-enum method { CACHED, NO_CACHE, DATA_ONLY, NATIVE, METHODS };
-static const char *method_name[METHODS] = {"cached", "no cache", "data only", "native"};
+enum { TAG_PUT = 1, TAG_ACC = 2, TAG_DATA = 3, TAG_ACK = 4 };
+enum method { REFERENCE, SEND_RECV, NO_CACHE, DATA_ONLY, NATIVE, METHODS };
+static const char *method_name[METHODS] = {"reference", "send/recv", "no cache", "data only", "native"};
+#define REF MPIX_TYPE_REFERENCE_SIZE
 
 static int rank, size, peer, origin, failures = 0;
 static double *win_mem;
@@ -73,51 +80,64 @@ static void fill(double *data, int n, int op)
         data[j] = op * 10000.0 + j;
 }
 
-/* The target's side of one two-sided operation: its type arrives first
- * (`known` for the floor), then the data. */
-static void serve(enum method m, MPI_Datatype known, double *tmp, double *cur, char *desc, MPI_Aint desc_cap)
+/* Puts or accumulates `bytes` packed bytes into the window memory, where
+ * `t` points. */
+static void apply(int op, MPI_Datatype t, const double *packed, int bytes, double *cur)
 {
+    int pos = 0;
+    if (op == TAG_PUT) {
+        OK(MPI_Unpack(packed, bytes, &pos, win_mem, 1, t, MPI_COMM_SELF));
+        return;
+    }
+    OK(MPI_Pack(win_mem, 1, t, cur, bytes, &pos, MPI_COMM_SELF));
+    for (int j = 0; j < bytes / 8; j++)
+        cur[j] += packed[j];
+    pos = 0;
+    OK(MPI_Unpack(cur, bytes, &pos, win_mem, 1, t, MPI_COMM_SELF));
+}
+
+/* The target's side of one two-sided operation. `msg` has REF bytes of
+ * room in front of `msg + REF`, where the data lands. */
+static void serve(enum method m, MPI_Datatype known, char *msg, double *cur, char *desc, MPI_Aint desc_cap)
+{
+    double *data = (double *)(msg + REF);
+    int cap = N * N * 8;
     MPI_Datatype t = known;
     MPI_Status st;
-    int op = TAG_PUT;
-    if (m == CACHED) {
+    if (m == REFERENCE) {
+        /* One message: the reference, then the data. */
+        OK(MPI_Recv(msg, REF + cap, MPI_BYTE, origin, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+        OK(MPIX_Type_resolve(msg, origin, MPI_COMM_WORLD, &t));
+    } else if (m == SEND_RECV) {
         OK(MPIX_Type_recv(&t, origin, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-        op = st.MPI_TAG;
         OK(MPI_Type_commit(&t));
+        OK(MPI_Recv(data, cap, MPI_BYTE, origin, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     } else if (m == NO_CACHE) {
         int n;
         OK(MPI_Probe(origin, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-        op = st.MPI_TAG;
         OK(MPI_Get_count(&st, MPI_BYTE, &n));
-        OK(MPI_Recv(desc, (int)desc_cap, MPI_BYTE, origin, op, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        OK(MPI_Recv(desc, (int)desc_cap, MPI_BYTE, origin, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         OK(MPIX_Type_unmarshal("internal", desc, n, &t));
         OK(MPI_Type_commit(&t));
+        OK(MPI_Recv(data, cap, MPI_BYTE, origin, TAG_DATA, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     } else {
-        OK(MPI_Probe(origin, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-        op = st.MPI_TAG == TAG_DATA ? TAG_PUT : TAG_ACC;
+        OK(MPI_Recv(data, cap, MPI_BYTE, origin, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
     }
-    int bytes, pos = 0;
+    int bytes;
     OK(MPI_Type_size(t, &bytes));
-    OK(MPI_Recv(tmp, bytes / 8, MPI_DOUBLE, origin, m == DATA_ONLY ? MPI_ANY_TAG : TAG_DATA, MPI_COMM_WORLD,
-                MPI_STATUS_IGNORE));
-    if (op == TAG_PUT) {
-        OK(MPI_Unpack(tmp, bytes, &pos, win_mem, 1, t, MPI_COMM_SELF));
-    } else {
-        OK(MPI_Pack(win_mem, 1, t, cur, bytes, &pos, MPI_COMM_SELF));
-        for (int j = 0; j < bytes / 8; j++)
-            cur[j] += tmp[j];
-        pos = 0;
-        OK(MPI_Unpack(cur, bytes, &pos, win_mem, 1, t, MPI_COMM_SELF));
-    }
-    if (t != known)
+    apply(st.MPI_TAG, t, data, bytes, cur);
+    if (m == REFERENCE)
+        OK(MPIX_Type_release(&t));
+    else if (t != known)
         OK(MPI_Type_free(&t));
     OK(MPI_Send(NULL, 0, MPI_BYTE, origin, TAG_ACK, MPI_COMM_WORLD));
 }
 
-/* The origin's side of one operation. */
-static void issue(enum method m, int acc, MPI_Datatype t, const double *data, int n, char *desc, MPI_Aint desc_cap)
+/* The origin's side of one operation: the data is at `msg + REF`. */
+static void issue(enum method m, int acc, MPI_Datatype t, char *msg, int n, char *desc, MPI_Aint desc_cap)
 {
     int tag = acc ? TAG_ACC : TAG_PUT;
+    double *data = (double *)(msg + REF);
     if (m == NATIVE) {
         if (acc)
             OK(MPI_Accumulate(data, n, MPI_DOUBLE, peer, 0, 1, t, MPI_SUM, win));
@@ -126,15 +146,21 @@ static void issue(enum method m, int acc, MPI_Datatype t, const double *data, in
         OK(MPI_Win_flush(peer, win));
         return;
     }
-    if (m == CACHED) {
-        OK(MPIX_Type_send(t, peer, tag, MPI_COMM_WORLD));
-    } else if (m == NO_CACHE) {
-        MPI_Aint len;
-        OK(MPIX_Type_marshal("internal", t, desc, desc_cap, &len));
-        OK(MPI_Send(desc, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD));
+    if (m == REFERENCE) {
+        OK(MPIX_Type_reference(t, peer, MPI_COMM_WORLD, msg));
+        OK(MPI_Send(msg, REF + n * 8, MPI_BYTE, peer, tag, MPI_COMM_WORLD));
+    } else if (m == DATA_ONLY) {
+        OK(MPI_Send(data, n * 8, MPI_BYTE, peer, tag, MPI_COMM_WORLD));
+    } else {
+        if (m == SEND_RECV) {
+            OK(MPIX_Type_send(t, peer, tag, MPI_COMM_WORLD));
+        } else {
+            MPI_Aint len;
+            OK(MPIX_Type_marshal("internal", t, desc, desc_cap, &len));
+            OK(MPI_Send(desc, (int)len, MPI_BYTE, peer, tag, MPI_COMM_WORLD));
+        }
+        OK(MPI_Send(data, n * 8, MPI_BYTE, peer, TAG_DATA, MPI_COMM_WORLD));
     }
-    OK(MPI_Send(data, n, MPI_DOUBLE, peer, m == DATA_ONLY ? (acc ? TAG_ACC : TAG_DATA) : TAG_DATA,
-                MPI_COMM_WORLD));
     OK(MPI_Recv(NULL, 0, MPI_BYTE, peer, TAG_ACK, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 }
 
@@ -147,8 +173,8 @@ static int by_value(const void *a, const void *b)
 /* `ops` operations of one method; the median microseconds per operation
  * at the origin (0 elsewhere). Puts write op i's values; with `acc`, every
  * operation adds op 1's values. */
-static double run(enum method m, int acc, MPI_Datatype t, int ops, double *data, double *tmp, double *cur,
-                  char *desc, MPI_Aint desc_cap)
+static double run(enum method m, int acc, MPI_Datatype t, int ops, char *msg, double *cur, char *desc,
+                  MPI_Aint desc_cap)
 {
     int bytes;
     OK(MPI_Type_size(t, &bytes));
@@ -160,12 +186,12 @@ static double run(enum method m, int acc, MPI_Datatype t, int ops, double *data,
         if (peer < 0)
             continue;
         if (rank % 2 == 0) {
-            fill(data, n, acc ? 1 : i);
+            fill((double *)(msg + REF), n, acc ? 1 : i);
             double t0 = MPI_Wtime();
-            issue(m, acc, t, data, n, desc, desc_cap);
+            issue(m, acc, t, msg, n, desc, desc_cap);
             times[i] = MPI_Wtime() - t0;
         } else if (m != NATIVE) {
-            serve(m, t, tmp, cur, desc, desc_cap);
+            serve(m, t, msg, cur, desc, desc_cap);
         }
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
@@ -238,7 +264,10 @@ int main(int argc, char **argv)
      * up on every rank (ranks without a peer included). */
     MPI_Datatype setup = MPI_INT;
     OK(MPIX_Type_bcast(&setup, 0, MPI_COMM_WORLD));
-    double *data = malloc((size_t)N * N * 8), *tmp = malloc((size_t)N * N * 8), *cur = malloc((size_t)N * N * 8);
+    /* The origin's data (and the target's receive buffer) with room for a
+     * reference in front, as an active-message layer keeps for its header. */
+    char *msg = malloc(REF + (size_t)N * N * 8);
+    double *tmp = malloc((size_t)N * N * 8), *cur = malloc((size_t)N * N * 8);
     MPI_Aint desc_cap = 1 << 20;
     char *desc = malloc((size_t)desc_cap);
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -248,10 +277,10 @@ int main(int argc, char **argv)
     if (nl)
         *nl = 0;
     if (rank == 0)
-        printf("active-message RMA, %s, %d ranks, %d operations per figure, per operation:\n%-20s %-10s %6s %9s "
-               "%9s %9s %9s %9s\n",
-               lib, size, ops, "target type", "op", "data B", "cached B", "nocache B", "cached us", "nocache us",
-               "floor us");
+        printf("active-message RMA, %s, %d ranks, %d operations per figure, median per operation:\n"
+               "%-20s %-10s %6s %6s %9s | %9s %9s %9s %9s %9s | %9s\n",
+               lib, size, ops, "target type", "op", "data B", "ref B", "nocache B", "ref us", "send/recv", "no cache",
+               "floor us", "ref-floor", "native us");
     OK(MPI_Win_lock_all(0, win));
     for (int k = 0; k < 3; k++) {
         MPI_Datatype t = target_type(k);
@@ -264,21 +293,22 @@ int main(int argc, char **argv)
             double us[METHODS];
             for (int m = 0; m < METHODS; m++) {
                 /* Warm-up (the cached method's first send describes). */
-                run((enum method)m, acc, t, 3, data, tmp, cur, desc, desc_cap);
+                run((enum method)m, acc, t, 3, msg, cur, desc, desc_cap);
                 settle_and_check((enum method)m, acc, t, 3, tmp, cur);
-                us[m] = run((enum method)m, acc, t, ops, data, tmp, cur, desc, desc_cap);
+                us[m] = run((enum method)m, acc, t, ops, msg, cur, desc, desc_cap);
                 settle_and_check((enum method)m, acc, t, ops, tmp, cur);
             }
             if (rank == 0)
-                printf("%-20s %-10s %6d %9d %9ld %9.2f %9.2f %9.2f  native %.2f us\n", k == 0 ? "column" : k == 1 ? "subarray 64x64" : "indexed 1000 blocks",
-                       acc ? "accumulate" : "put", bytes, bytes + 32, (long)(bytes + desc_len), us[CACHED],
-                       us[NO_CACHE], us[DATA_ONLY], us[NATIVE]);
+                printf("%-20s %-10s %6d %6d %9ld | %9.2f %9.2f %9.2f %9.2f %+9.2f | %9.2f\n",
+                       k == 0 ? "column" : k == 1 ? "subarray 64x64" : "indexed 1000 blocks", acc ? "accumulate" : "put",
+                       bytes, bytes + REF, (long)(bytes + desc_len), us[REFERENCE], us[SEND_RECV], us[NO_CACHE],
+                       us[DATA_ONLY], us[REFERENCE] - us[DATA_ONLY], us[NATIVE]);
         }
         OK(MPI_Type_free(&t));
     }
     OK(MPI_Win_unlock_all(win));
     OK(MPI_Win_free(&win));
-    free(data);
+    free(msg);
     free(tmp);
     free(cur);
     free(desc);

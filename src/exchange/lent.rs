@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::mpi::{self, Datatype};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 struct Lent {
@@ -30,7 +30,7 @@ pub fn adopt(mut t: Datatype) -> Result<Datatype> {
             let _ = mpi::free(t);
             return Err(e);
         }
-        table().get_or_insert_with(HashMap::new).insert(
+        table().get_or_insert_with(HashMap::default).insert(
             mpi::handle_bits(t),
             Lent {
                 borrows: 0,

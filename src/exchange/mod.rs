@@ -23,7 +23,7 @@ use crate::format::Representation;
 use crate::marshal;
 use crate::mpi::comm::{self, Comm, CommHandle, Request, Status};
 use crate::mpi::{self, Datatype};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -386,7 +386,7 @@ fn attach(c: Comm) -> Result<Arc<Exchange>> {
     let key = NEXT.fetch_add(1, Ordering::Relaxed);
     let ex = Arc::new(ex);
     lock(&REGISTRY)
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(HashMap::default)
         .insert(key, ex.clone());
     if let Err(e) = comm::set_attr(c, keyval, key) {
         if let Some(ex) = lock(&REGISTRY).as_mut().and_then(|r| r.remove(&key)) {
@@ -433,45 +433,51 @@ fn identify(datatype: Datatype) -> Result<Id> {
     marshal::with_stream(Representation::External, datatype, |b| Ok(wire::digest(b)))
 }
 
-/// An internal stream as a key: hashed by its length and ends (streams
-/// are compared whole), so that a lookup costs a comparison, not a hash
-/// of every byte.
-#[derive(PartialEq, Eq)]
-struct StreamKey(Box<[u8]>);
-
-impl std::hash::Hash for StreamKey {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        let b = &self.0;
-        h.write_usize(b.len());
-        h.write(&b[..b.len().min(64)]);
-        h.write(&b[b.len().saturating_sub(64)..]);
-    }
+/// A fingerprint of an internal stream: its length and ends (the stream
+/// itself is compared whole), so that a lookup hashes 128 bytes at most.
+fn fingerprint(b: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write_usize(b.len());
+    h.write(&b[..b.len().min(64)]);
+    h.write(&b[b.len().saturating_sub(64)..]);
+    h.finish()
 }
 
-/// Identifiers of internal streams marshalled before: the same internal
-/// stream (same build, same tree, same names) is the same external one.
-static KNOWN: Mutex<Option<HashMap<StreamKey, Id>>> = Mutex::new(None);
+/// Identifiers of internal streams marshalled before, by fingerprint: the
+/// same internal stream (same build, same tree, same names) is the same
+/// external one.
+type Known = HashMap<u64, Vec<(Box<[u8]>, Id)>>;
+static KNOWN: Mutex<Option<Known>> = Mutex::new(None);
 /// Streams remembered at most (then forgotten all at once).
 const KNOWN_MAX: usize = 1024;
 
-/// The internal stream of `datatype` and its identifier: the stream is
-/// marshalled (the cheapest representation to write), its identifier
-/// looked up, and computed from the external stream only when new.
-fn identify_fast(datatype: Datatype) -> Result<(Vec<u8>, Id)> {
-    let internal = describe(datatype, Representation::Internal)?;
-    let key = StreamKey(internal.into_boxed_slice());
-    if let Some(id) = lock(&KNOWN).as_ref().and_then(|m| m.get(&key).copied()) {
-        return Ok((key.0.into_vec(), id));
-    }
+/// The identifier of `datatype`, looked up by its internal stream (the
+/// cheapest to write, replayed from the type's cache, and not copied when
+/// known), computed from the external stream only when new.
+fn identify_fast(datatype: Datatype) -> Result<Id> {
+    let found = marshal::with_stream(Representation::Internal, datatype, |b| {
+        let fp = fingerprint(b);
+        let known = lock(&KNOWN);
+        let hit = known
+            .as_ref()
+            .and_then(|m| m.get(&fp))
+            .and_then(|bucket| bucket.iter().find(|(s, _)| &s[..] == b))
+            .map(|(_, id)| *id);
+        Ok(hit.ok_or_else(|| (fp, Box::<[u8]>::from(b))))
+    })?;
+    let (fp, stream) = match found {
+        Ok(id) => return Ok(id),
+        Err(new) => new,
+    };
     let id = identify(datatype)?;
-    let internal = key.0.to_vec();
     let mut known = lock(&KNOWN);
-    let map = known.get_or_insert_with(HashMap::new);
-    if map.len() >= KNOWN_MAX {
+    let map = known.get_or_insert_with(HashMap::default);
+    if map.values().map(Vec::len).sum::<usize>() >= KNOWN_MAX {
         map.clear();
     }
-    map.insert(key, id);
-    Ok((internal, id))
+    map.entry(fp).or_default().push((stream, id));
+    Ok(id)
 }
 
 fn describe(datatype: Datatype, rep: Representation) -> Result<Vec<u8>> {
@@ -542,7 +548,7 @@ fn prepare(datatype: Datatype, dest: c_int, c: Comm) -> Result<Option<(Arc<Excha
     if datatype == mpi::local().datatype_null() {
         return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
     }
-    let (internal, id) = identify_fast(datatype)?;
+    let id = identify_fast(datatype)?;
     if dest == comm::proc_null() {
         return Ok(None);
     }
@@ -559,10 +565,7 @@ fn prepare(datatype: Datatype, dest: c_int, c: Comm) -> Result<Option<(Arc<Excha
         let mut sends = lock(&ex.send);
         let state = sends.entry(dest).or_default();
         entry_for(state, id, limit, |seq, evict, evict_refs| {
-            let payload = match rep {
-                Representation::Internal => internal,
-                _ => describe(datatype, rep)?,
-            };
+            let payload = describe(datatype, rep)?;
             let def = Definition {
                 rep,
                 seq,
@@ -666,9 +669,11 @@ fn with_entry<R>(
 ) -> Result<R> {
     let mut recvs = lock(&ex.recv);
     let state = recvs.entry(from).or_default();
-    let deadline = Instant::now() + timeout();
-    while state.defs < reference.seq {
-        read_definition(ex, from, state, deadline, reference.seq)?;
+    if state.defs < reference.seq {
+        let deadline = Instant::now() + timeout();
+        while state.defs < reference.seq {
+            read_definition(ex, from, state, deadline, reference.seq)?;
+        }
     }
     let entry = state.entries.get_mut(&reference.seq).ok_or_else(|| {
         Error::Exchange(format!(
@@ -844,7 +849,7 @@ fn bcast_as_root(ex: &Exchange, datatype: Datatype, root: c_int) -> Result<()> {
     if datatype == mpi::local().datatype_null() {
         return Err(Error::invalid("the root's datatype is MPI_DATATYPE_NULL"));
     }
-    let (internal, id) = identify_fast(datatype)?;
+    let id = identify_fast(datatype)?;
     // Internal only if every receiver reads this build's streams.
     let rep = if ex.peers.iter().all(|p| p.same_build) {
         Representation::Internal
@@ -855,10 +860,7 @@ fn bcast_as_root(ex: &Exchange, datatype: Datatype, root: c_int) -> Result<()> {
     let mut header = None;
     let mut payload = None;
     let seq = entry_for(&mut state, id, ex.bcast_limit(), |seq, evict, _| {
-        let p = match rep {
-            Representation::Internal => internal,
-            _ => describe(datatype, rep)?,
-        };
+        let p = describe(datatype, rep)?;
         header = Some(Bcast {
             rep: Some(rep),
             seq,
