@@ -3,7 +3,7 @@
  * Rank 0 sends a datatype to rank 1, which rebuilds it, frees it and
  * answers with an empty message; the figure is the mean round trip per
  * operation (the median round trip, the best of three sweeps), for:
- *   floor(ref)   a plain MPI_Send/MPI_Recv of as many bytes as a reference (32)
+ *   floor(ref)   a plain MPI_Send/MPI_Recv of as many bytes as a reference (16)
  *   cached       MPIX_Type_send / MPIX_Type_recv of a type sent before
  *   floor(desc)  a plain MPI_Send/MPI_Recv of as many bytes as its description
  *   first        MPIX_Type_send / MPIX_Type_recv of a type the receiver does
@@ -180,7 +180,7 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf("type exchange, %s, median of %d round trips (best of 3 sweeps), microseconds per operation\n", lib,
                iters);
-        printf("%-22s %8s %10s %8s %11s %8s %10s %10s\n", "type", "desc B", "floor(32)", "cached", "floor(desc)",
+        printf("%-22s %8s %10s %8s %11s %8s %10s %10s\n", "type", "desc B", "floor(16)", "cached", "floor(desc)",
                "first", "m+s+u ext", "m+s+u int");
     }
     for (int k = 0; k < NT; k++) {
@@ -190,14 +190,14 @@ int main(int argc, char **argv)
         OK(MPIX_Type_marshal_size("external", types[k][0], &ext));
         /* The exchange's description: a 48-byte header and the stream. */
         int desc_bytes = (int)desc + 48;
-        double f32 = best(FLOOR, types[k], 32, MPI_COMM_WORLD);
+        double f16 = best(FLOOR, types[k], MPIX_TYPE_REFERENCE_SIZE, MPI_COMM_WORLD);
         double c = best(CACHED, types[k], 0, cached);
         double fd = best(FLOOR, types[k], desc_bytes, MPI_COMM_WORLD);
         double fi = best(FIRST, types[k], 0, first);
         double me = best(MSU_EXT, types[k], 0, MPI_COMM_WORLD);
         double mi = best(MSU_INT, types[k], 0, MPI_COMM_WORLD);
         if (rank == 0)
-            printf("%-22s %8d %10.2f %8.2f %11.2f %8.2f %10.2f %10.2f\n", names[k], desc_bytes, f32, c, fd, fi, me,
+            printf("%-22s %8d %10.2f %8.2f %11.2f %8.2f %10.2f %10.2f\n", names[k], desc_bytes, f16, c, fd, fi, me,
                    mi);
     }
     for (int k = 0; k < NT; k++)

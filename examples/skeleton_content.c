@@ -12,7 +12,7 @@
  * MPI_Send/MPI_Recv on the received type. Each round the content changes
  * and every receiver checks what it got. Rank 0 also sends a second,
  * longer list to rank 1 point to point (MPIX_Type_send/MPIX_Type_recv),
- * and then the first skeleton again: the second time only a 32-byte
+ * and then the first skeleton again: the second time only a 16-byte
  * reference travels.
  *
  * Usage: mpiexec -n N ./skeleton_content [records] [rounds]
