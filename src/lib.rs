@@ -35,8 +35,8 @@ mod unmarshal;
 
 pub use api::{
     bcast_type, exchange_counters, marshal, marshal_into, marshal_size, read, recv_type, send_type,
-    set_type_cache_limit, signature_count, signature_hash, stream_signature_hash, type_tree,
-    unmarshal, write, ReceivedType, Representation,
+    set_type_cache_limit, signature_count, signature_hash, signature_prefix_hash,
+    stream_signature_hash, type_tree, unmarshal, write, ReceivedType, Representation,
 };
 pub use compare::{compare, signature_difference, Comparison, Level, SignatureDifference};
 pub use error::{Error, Result};
@@ -46,7 +46,8 @@ pub use format::tree::{Attribute, Bounds, Kind, Node};
 pub use mpi::comm::{Comm, Status};
 pub use mpi::Datatype;
 pub use signature::{
-    signature_count as tree_signature_count, signature_hash as tree_signature_hash, HashKind,
+    signature_count as tree_signature_count, signature_hash as tree_signature_hash,
+    signature_prefix_hash as tree_signature_prefix_hash, HashKind,
 };
 
 /// Internals for this crate's tests, fuzz targets and benches: not part of
