@@ -187,11 +187,30 @@ pub fn signature_prefix_hash(
             return Ok(kind.repeat((whole, per_copy), n / per_copy));
         }
     }
-    let tree = match signature_subject(datatype)? {
-        Some(p) => Node::named(p),
-        None => type_tree(datatype)?,
-    };
-    signature::signature_prefix_hash(&tree, count, n, kind)
+    signature::signature_prefix_hash(&signature_tree(datatype)?, count, n, kind)
+}
+
+/// The summary (count n, hash in family `kind`, whether `MPI_BYTE` or
+/// `MPI_PACKED` occur) of the first `n` basic elements of `count`
+/// consecutive copies of `datatype`'s signature: what a point-to-point
+/// check compares with the sender's summary (`Summary::check`, Gropp's
+/// rule; the flags cover only the elements received). Errors as for
+/// `signature_prefix_hash`; computed from the type's tree each time.
+pub fn signature_prefix_summary(
+    datatype: Datatype,
+    count: u128,
+    n: u128,
+    kind: HashKind,
+) -> Result<signature::Summary> {
+    signature::signature_prefix_summary(&signature_tree(datatype)?, count, n, kind)
+}
+
+/// The tree of a signature figure's subject (one node for a predefined type).
+fn signature_tree(datatype: Datatype) -> Result<Node> {
+    match signature_subject(datatype)? {
+        Some(p) => Ok(Node::named(p)),
+        None => type_tree(datatype),
+    }
 }
 
 /// A type received by `recv_type`: the new handle (the caller's to free,

@@ -36,7 +36,8 @@ mod unmarshal;
 pub use api::{
     bcast_type, exchange_counters, marshal, marshal_into, marshal_size, read, recv_type, send_type,
     set_type_cache_limit, signature_count, signature_hash, signature_prefix_hash,
-    stream_signature_hash, type_tree, unmarshal, write, ReceivedType, Representation,
+    signature_prefix_summary, stream_signature_hash, type_tree, unmarshal, write, ReceivedType,
+    Representation,
 };
 pub use compare::{compare, signature_difference, Comparison, Level, SignatureDifference};
 pub use error::{Error, Result};
@@ -47,7 +48,9 @@ pub use mpi::comm::{Comm, Status};
 pub use mpi::Datatype;
 pub use signature::{
     signature_count as tree_signature_count, signature_hash as tree_signature_hash,
-    signature_prefix_hash as tree_signature_prefix_hash, HashKind,
+    signature_prefix_hash as tree_signature_prefix_hash,
+    signature_prefix_summary as tree_signature_prefix_summary,
+    signature_summary as tree_signature_summary, HashKind, Summary, Verdict,
 };
 
 /// Internals for this crate's tests, fuzz targets and benches: not part of

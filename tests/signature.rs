@@ -480,6 +480,8 @@ fn prefix_hashes_of_corpus_types_are_those_of_their_exact_prefixes() {
                 assert_eq!(got.unwrap(), want, "{what}");
                 let got = tree_signature_prefix_hash(&tree, count, n, kind);
                 assert_eq!(got.unwrap(), want, "{what} (tree)");
+                let s = mpix_marshal::signature_prefix_summary(c.datatype, count, n, kind).unwrap();
+                assert_eq!((s.count, s.hash), (n, want), "{what} (summary)");
             }
             let too_long = mpix_marshal::signature_prefix_hash(c.datatype, count, total + 1, kind);
             assert!(
@@ -519,4 +521,28 @@ fn prefix_of_a_billion_element_type_by_descent() {
     for t in [same, head, big, inner] {
         free(t);
     }
+}
+
+#[test]
+fn receive_checks_of_real_types() {
+    init();
+    let (int, byte) = (named("MPI_INT"), named("MPI_BYTE"));
+    // The receive: 2 × struct {2 int, 1 byte}.
+    let recv = structure(&[2, 1], &[0, 8], &[int, byte]);
+    let recv_tree = type_tree(recv).unwrap();
+    let sent = |n: i32| {
+        let t = contiguous(n, int);
+        let s = mpix_marshal::tree_signature_summary(&type_tree(t).unwrap(), HashKind::DEFAULT);
+        free(t);
+        s.unwrap()
+    };
+    let check = |n: i32| sent(n).check_receive(&recv_tree, 2).unwrap();
+    // Two ints fill the first two elements: the byte is not received.
+    assert_eq!(check(2), Verdict::Match);
+    assert_eq!(check(3), Verdict::Unchecked);
+    assert_eq!(check(7), Verdict::Truncated);
+    let prefix = mpix_marshal::signature_prefix_summary(recv, 2, 2, HashKind::DEFAULT).unwrap();
+    assert_eq!(sent(2).check(&prefix).unwrap(), Verdict::Match);
+    assert!(!prefix.byte);
+    free(recv);
 }

@@ -994,7 +994,7 @@ fn print_spec_example_rows() {
 
 #[test]
 fn prefix_hashes_are_the_hashes_of_the_expanded_prefixes() {
-    let mut rng = Rng(0x5eed_0f_9e37);
+    let mut rng = Rng(0x5eed_0f9e);
     let mut checked = 0;
     while checked < 150 {
         let t = random_tree(&mut rng, 4);
