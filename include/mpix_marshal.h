@@ -220,6 +220,25 @@ int MPIX_Type_unregister_marshaled_keyval(int keyval);
 int MPIX_Type_signature_hash(MPI_Datatype type, int kind, uint64_t *hash);
 
 /*
+ Sets `*hash` to the hash, in the family `kind` (an MPIX_HASH_*
+ constant), of the first `n` basic elements of the type signature of
+ `count` consecutive copies of `type`: the signature prefix a receive of
+ (`count`, `type`) that takes only `n` elements must match, as a
+ point-to-point check compares it with the sender's
+ `MPIX_Type_signature_hash` repeated over its count. `n` = 0 gives the
+ empty signature's hash; `n` = `count` × `MPIX_Type_signature_count(type)`
+ gives the hash of `contiguous(count, type)`. Computed by descending the
+ constructor tree, never expanding the typemap; a prefix of whole copies
+ of `type` costs a lookup of its kept hash. A negative `count` or `n`, or
+ `n` beyond the signature of `count` copies, is an error of the
+ MPIX_MARSHAL_ERR_INVALID_ARGUMENT kind, and `*hash` is left as it was.
+
+ # Safety
+ `hash` points to a writable `uint64_t`.
+ */
+int MPIX_Type_signature_prefix_hash(MPI_Datatype type, MPI_Count count, MPI_Count n, int kind, uint64_t *hash);
+
+/*
  Sets `*hash` to the default signature hash (MPIX_HASH_DEFAULT) of the
  type that `insize` bytes at `inbuf`, written by `MPIX_Type_marshal` with
  `typerep`, describe, without rebuilding the type: compare it with

@@ -1,6 +1,7 @@
 //! The safe Rust API. The C functions in `capi` are thin wrappers over it.
 
 use crate::error::{Error, Result};
+use crate::format::codes::Predefined;
 use crate::format::external;
 use crate::format::tree::Node;
 pub use crate::format::Representation;
@@ -137,14 +138,7 @@ fn signature_figure<T: Copy>(
     compute: impl FnOnce(&Node) -> Result<T>,
     keep: impl FnOnce(&mut cache::Signature, T),
 ) -> Result<T> {
-    mpi::ready()?;
-    // As in marshal_with: refused here, before MPI_Type_get_attr sees the
-    // null handle and raises MPI_ERR_TYPE (fatal by default). Issue 5,
-    // tests/errors.rs.
-    if datatype == mpi::local().datatype_null() {
-        return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
-    }
-    if let Some(p) = mpi::local().predefined(datatype) {
+    if let Some(p) = signature_subject(datatype)? {
         return compute(&Node::named(p));
     }
     let entry = cache::entry_or_attach(datatype)?;
@@ -156,6 +150,67 @@ fn signature_figure<T: Copy>(
         e.update_signature(|s| keep(s, v));
     }
     Ok(v)
+}
+
+/// `datatype` checked as the subject of a signature figure: MPI is
+/// ready and the handle is not null. Some(code) for a predefined type
+/// (whose tree is one node, not cached), None for a derived one.
+fn signature_subject(datatype: Datatype) -> Result<Option<Predefined>> {
+    mpi::ready()?;
+    // As in marshal_with: refused here, before MPI_Type_get_attr sees the
+    // null handle and raises MPI_ERR_TYPE (fatal by default). Issue 5,
+    // tests/errors.rs.
+    if datatype == mpi::local().datatype_null() {
+        return Err(Error::invalid("the datatype is MPI_DATATYPE_NULL"));
+    }
+    Ok(mpi::local().predefined(datatype))
+}
+
+/// The hash in family `kind` of the first `n` basic elements of `count`
+/// consecutive copies of `datatype`'s signature: what a receive of
+/// (`count`, `datatype`) that takes `n` elements must match
+/// (`spec/signature.md` §5.1). An error when `n` exceeds `count` ×
+/// `signature_count(datatype)`. A prefix of whole copies is the type's
+/// kept hash repeated (O(log n)); any other descends the type's tree
+/// (O(nodes + depth · log count)), never expanding it.
+pub fn signature_prefix_hash(
+    datatype: Datatype,
+    count: u128,
+    n: u128,
+    kind: HashKind,
+) -> Result<u64> {
+    // A signature beyond u128 elements has no kept count: the tree decides.
+    if let Ok(per_copy) = signature_count(datatype) {
+        signature::prefix::check_length(count, Some(per_copy), n)?;
+        if per_copy > 0 && n > 0 && n % per_copy == 0 {
+            let whole = signature_hash(datatype, kind)?;
+            return Ok(kind.repeat((whole, per_copy), n / per_copy));
+        }
+    }
+    signature::signature_prefix_hash(&signature_tree(datatype)?, count, n, kind)
+}
+
+/// The summary (count n, hash in family `kind`, whether `MPI_BYTE` or
+/// `MPI_PACKED` occur) of the first `n` basic elements of `count`
+/// consecutive copies of `datatype`'s signature: what a point-to-point
+/// check compares with the sender's summary (`Summary::check`, Gropp's
+/// rule; the flags cover only the elements received). Errors as for
+/// `signature_prefix_hash`; computed from the type's tree each time.
+pub fn signature_prefix_summary(
+    datatype: Datatype,
+    count: u128,
+    n: u128,
+    kind: HashKind,
+) -> Result<signature::Summary> {
+    signature::signature_prefix_summary(&signature_tree(datatype)?, count, n, kind)
+}
+
+/// The tree of a signature figure's subject (one node for a predefined type).
+fn signature_tree(datatype: Datatype) -> Result<Node> {
+    match signature_subject(datatype)? {
+        Some(p) => Ok(Node::named(p)),
+        None => type_tree(datatype),
+    }
 }
 
 /// A type received by `recv_type`: the new handle (the caller's to free,

@@ -36,8 +36,8 @@ mod unmarshal;
 pub use api::{
     bcast_type, exchange_counters, marshal, marshal_into, marshal_size, read, recv_type,
     release_type, resolve_type, send_type, set_type_cache_limit, signature_count, signature_hash,
-    stream_signature_hash, type_reference, type_tree, unmarshal, write, ReceivedType,
-    Representation, TYPE_REFERENCE_SIZE,
+    signature_prefix_hash, signature_prefix_summary, stream_signature_hash, type_reference,
+    type_tree, unmarshal, write, ReceivedType, Representation, TYPE_REFERENCE_SIZE,
 };
 pub use compare::{compare, signature_difference, Comparison, Level, SignatureDifference};
 pub use error::{Error, Result};
@@ -47,7 +47,10 @@ pub use format::tree::{Attribute, Bounds, Kind, Node};
 pub use mpi::comm::{Comm, Status};
 pub use mpi::Datatype;
 pub use signature::{
-    signature_count as tree_signature_count, signature_hash as tree_signature_hash, HashKind,
+    signature_count as tree_signature_count, signature_hash as tree_signature_hash,
+    signature_prefix_hash as tree_signature_prefix_hash,
+    signature_prefix_summary as tree_signature_prefix_summary,
+    signature_summary as tree_signature_summary, HashKind, Summary, Verdict,
 };
 
 /// Internals for this crate's tests, fuzz targets and benches: not part of

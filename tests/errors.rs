@@ -269,6 +269,15 @@ fn c_type_hash(t: Datatype, kind: c_int) -> c_int {
     rc
 }
 
+fn c_prefix_hash(t: Datatype, count: MPI_Count, n: MPI_Count, kind: c_int) -> c_int {
+    let mut hash = NO_HASH;
+    let rc = unsafe { MPIX_Type_signature_prefix_hash(t, count, n, kind, &mut hash) };
+    if rc != 0 {
+        assert_eq!(hash, NO_HASH, "*hash was written on error");
+    }
+    rc
+}
+
 fn c_count(t: Datatype) -> c_int {
     let mut count: MPI_Count = -7;
     let rc = unsafe { MPIX_Type_signature_count(t, &mut count) };
@@ -847,6 +856,38 @@ fn invalid_argument_signature() {
     expect_error(
         "MPI_DATATYPE_NULL",
         c_count(null_t),
+        k,
+        &["MPI_DATATYPE_NULL"],
+    );
+    // The prefix hash: the same, and counts and lengths out of range.
+    let rc = unsafe { MPIX_Type_signature_prefix_hash(t, 1, 0, 7, std::ptr::null_mut()) };
+    expect_error("NULL hash", rc, k, &["hash is NULL"]);
+    let per_copy = mpix_marshal::signature_count(t).unwrap() as MPI_Count;
+    assert_eq!(c_prefix_hash(t, 2, 2 * per_copy, MPIX_HASH_DEFAULT), 0);
+    for (what, count, n, kind, message) in [
+        (
+            "prefix hash kind",
+            1,
+            0,
+            99,
+            "99 is not an MPIX_HASH_* kind",
+        ),
+        ("negative count", -1, 0, 7, "count is negative (-1)"),
+        ("negative n", 1, -5, 7, "n is negative (-5)"),
+        (
+            "n too long",
+            2,
+            2 * per_copy + 1,
+            7,
+            "longer than the signature",
+        ),
+        ("n of no copies", 0, 1, 7, "longer than the signature"),
+    ] {
+        expect_error(what, c_prefix_hash(t, count, n, kind), k, &[message]);
+    }
+    expect_error(
+        "MPI_DATATYPE_NULL",
+        c_prefix_hash(null_t, 1, 0, MPIX_HASH_DEFAULT),
         k,
         &["MPI_DATATYPE_NULL"],
     );

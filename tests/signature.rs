@@ -12,7 +12,8 @@ use mpix_marshal::testing::signature::{
     first_difference, fold, signature_count, signature_hash, signature_summary, BasicType,
     HashKind, Signature, SignatureMonoid, Verdict,
 };
-use mpix_marshal::type_tree;
+use mpix_marshal::testing::tree::{Kind, Node};
+use mpix_marshal::{tree_signature_prefix_hash, type_tree};
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 
@@ -431,4 +432,117 @@ fn every_predefined_type_this_mpi_has_hashes() {
             assert!(names.len() == 2, "{names:?}");
         }
     }
+}
+
+/// The hash in family `kind` of the first `n` elements of `count` copies
+/// of an exact signature, from its runs (no tree descent involved).
+fn prefix_hash_of_runs(kind: HashKind, exact: &Signature, count: u128, n: u128) -> u64 {
+    let empty = Node::new(Kind::Contiguous {
+        count: 0,
+        old: Box::new(Node::named(Predefined(0x209))),
+    });
+    let mut acc = (signature_hash(&empty, kind).unwrap(), 0u128);
+    let mut left = n;
+    for _ in 0..count {
+        for (b, k) in exact.runs() {
+            let take = k.min(left);
+            if take == 0 {
+                return acc.0;
+            }
+            let run = (kind.repeat((kind.basic(b), 1), take), take);
+            acc = (kind.concat(acc, run), acc.1 + take);
+            left -= take;
+        }
+    }
+    acc.0
+}
+
+#[test]
+fn prefix_hashes_of_corpus_types_are_those_of_their_exact_prefixes() {
+    init();
+    let count = 3u128;
+    let mut checked = 0;
+    for c in corpus() {
+        let tree = type_tree(c.datatype).unwrap();
+        let exact = Signature::new(&tree).unwrap();
+        let len = exact.len();
+        let total = len * count;
+        let mut ns = vec![0, 1, len.saturating_sub(1), len, len + 1];
+        ns.extend([total / 2, total.saturating_sub(1), total]);
+        ns.retain(|&n| n <= total);
+        ns.sort();
+        ns.dedup();
+        for kind in HashKind::ALL {
+            for &n in &ns {
+                let want = prefix_hash_of_runs(kind, &exact, count, n);
+                let what = format!("{}, {}: n = {n} of {count} × {len}", c.name, kind.name());
+                let got = mpix_marshal::signature_prefix_hash(c.datatype, count, n, kind);
+                assert_eq!(got.unwrap(), want, "{what}");
+                let got = tree_signature_prefix_hash(&tree, count, n, kind);
+                assert_eq!(got.unwrap(), want, "{what} (tree)");
+                let s = mpix_marshal::signature_prefix_summary(c.datatype, count, n, kind).unwrap();
+                assert_eq!((s.count, s.hash), (n, want), "{what} (summary)");
+            }
+            let too_long = mpix_marshal::signature_prefix_hash(c.datatype, count, total + 1, kind);
+            assert!(
+                matches!(too_long, Err(mpix_marshal::Error::InvalidArgument(_))),
+                "{}: {too_long:?}",
+                c.name
+            );
+        }
+        checked += 1;
+    }
+    println!("{checked} corpus types: prefix hashes agree with their exact prefixes");
+    assert!(checked >= 40);
+}
+
+#[test]
+fn prefix_of_a_billion_element_type_by_descent() {
+    init();
+    // struct {3 int, 2 double} × 2·10^8: 10^9 elements.
+    let (int, dbl) = (named("MPI_INT"), named("MPI_DOUBLE"));
+    let inner = structure(&[3, 2], &[0, 16], &[int, dbl]);
+    let big = contiguous(200_000_000, inner);
+    // Its first 5k + 4 elements are k copies, 3 ints and a double.
+    let k = 123_456_789;
+    let head = contiguous(k, inner);
+    let same = structure(&[1, 3, 1], &[0, 8, 40], &[head, int, dbl]);
+    for kind in HashKind::ALL {
+        let start = std::time::Instant::now();
+        let got = mpix_marshal::signature_prefix_hash(big, 1, 5 * k as u128 + 4, kind).unwrap();
+        println!("{}: {:?}", kind.name(), start.elapsed());
+        assert_eq!(
+            got,
+            mpix_marshal::signature_hash(same, kind).unwrap(),
+            "{}",
+            kind.name()
+        );
+    }
+    for t in [same, head, big, inner] {
+        free(t);
+    }
+}
+
+#[test]
+fn receive_checks_of_real_types() {
+    init();
+    let (int, byte) = (named("MPI_INT"), named("MPI_BYTE"));
+    // The receive: 2 × struct {2 int, 1 byte}.
+    let recv = structure(&[2, 1], &[0, 8], &[int, byte]);
+    let recv_tree = type_tree(recv).unwrap();
+    let sent = |n: i32| {
+        let t = contiguous(n, int);
+        let s = mpix_marshal::tree_signature_summary(&type_tree(t).unwrap(), HashKind::DEFAULT);
+        free(t);
+        s.unwrap()
+    };
+    let check = |n: i32| sent(n).check_receive(&recv_tree, 2).unwrap();
+    // Two ints fill the first two elements: the byte is not received.
+    assert_eq!(check(2), Verdict::Match);
+    assert_eq!(check(3), Verdict::Unchecked);
+    assert_eq!(check(7), Verdict::Truncated);
+    let prefix = mpix_marshal::signature_prefix_summary(recv, 2, 2, HashKind::DEFAULT).unwrap();
+    assert_eq!(sent(2).check(&prefix).unwrap(), Verdict::Match);
+    assert!(!prefix.byte);
+    free(recv);
 }

@@ -220,13 +220,51 @@ pub unsafe extern "C" fn MPIX_Type_signature_hash(
     boundary(OnError::Raise, || {
         // SAFETY: hash is NULL or points to a writable uint64_t.
         let hash = unsafe { ptr::arg(hash, "hash") }?;
-        let kind = u32::try_from(kind)
-            .ok()
-            .and_then(HashKind::from_code)
-            .ok_or_else(|| Error::invalid(format!("{kind} is not an MPIX_HASH_* kind")))?;
-        *hash = api::signature_hash(r#type, kind)?;
+        *hash = api::signature_hash(r#type, hash_kind(kind)?)?;
         Ok(())
     })
+}
+
+/// Sets `*hash` to the hash, in the family `kind` (an MPIX_HASH_*
+/// constant), of the first `n` basic elements of the type signature of
+/// `count` consecutive copies of `type`: the signature prefix a receive of
+/// (`count`, `type`) that takes only `n` elements must match, as a
+/// point-to-point check compares it with the sender's
+/// `MPIX_Type_signature_hash` repeated over its count. `n` = 0 gives the
+/// empty signature's hash; `n` = `count` × `MPIX_Type_signature_count(type)`
+/// gives the hash of `contiguous(count, type)`. Computed by descending the
+/// constructor tree, never expanding the typemap; a prefix of whole copies
+/// of `type` costs a lookup of its kept hash. A negative `count` or `n`, or
+/// `n` beyond the signature of `count` copies, is an error of the
+/// MPIX_MARSHAL_ERR_INVALID_ARGUMENT kind, and `*hash` is left as it was.
+///
+/// # Safety
+/// `hash` points to a writable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn MPIX_Type_signature_prefix_hash(
+    r#type: MPI_Datatype,
+    count: MPI_Count,
+    n: MPI_Count,
+    kind: c_int,
+    hash: *mut u64,
+) -> c_int {
+    boundary(OnError::Raise, || {
+        // SAFETY: hash is NULL or points to a writable uint64_t.
+        let hash = unsafe { ptr::arg(hash, "hash") }?;
+        let kind = hash_kind(kind)?;
+        let count = ptr::non_negative(count, "count")?;
+        let n = ptr::non_negative(n, "n")?;
+        *hash = api::signature_prefix_hash(r#type, count, n, kind)?;
+        Ok(())
+    })
+}
+
+/// The family an MPIX_HASH_* constant names.
+fn hash_kind(kind: c_int) -> crate::error::Result<HashKind> {
+    u32::try_from(kind)
+        .ok()
+        .and_then(HashKind::from_code)
+        .ok_or_else(|| Error::invalid(format!("{kind} is not an MPIX_HASH_* kind")))
 }
 
 /// Sets `*hash` to the default signature hash (MPIX_HASH_DEFAULT) of the

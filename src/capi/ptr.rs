@@ -63,7 +63,17 @@ where
     N: Copy + Display,
     usize: TryFrom<N>,
 {
-    usize::try_from(n).map_err(|_| Error::invalid(format!("{what} is negative ({n})")))
+    non_negative(n, what)
+}
+
+/// A count argument as an unsigned `T`: an invalid-argument error naming
+/// `what` when it is negative.
+pub(super) fn non_negative<N, T>(n: N, what: &str) -> Result<T>
+where
+    N: Copy + Display,
+    T: TryFrom<N>,
+{
+    T::try_from(n).map_err(|_| Error::invalid(format!("{what} is negative ({n})")))
 }
 
 /// An input buffer of `len` bytes at `p`: empty when `len` is 0 (whatever

@@ -84,9 +84,13 @@ pub(crate) trait Algebra {
     /// The concatenation of `parts`, in order (taken out of the slice).
     fn seq(&mut self, parts: &mut [Self::V]) -> Result<Self::V>;
     fn repeat(&mut self, x: Self::V, k: u128) -> Result<Self::V>;
+    /// Sees the value of each node the walk finishes (a leaf or a
+    /// constructor), before its parent uses it. Most algebras ignore it;
+    /// the prefix descent (`prefix`) keeps every node's value.
+    fn visited(&mut self, _node: &Node, _value: &Self::V) {}
 }
 
-struct Monoid<M>(std::marker::PhantomData<M>);
+pub(crate) struct Monoid<M>(pub(crate) std::marker::PhantomData<M>);
 
 impl<M: SignatureMonoid> Algebra for Monoid<M> {
     type V = M;
@@ -134,7 +138,11 @@ pub(crate) fn walk<A: Algebra>(root: &Node, alg: &mut A) -> Result<A::V> {
                 ));
             }
             match leaf(node, alg) {
-                Some(v) => parts.push(v.map_err(|e| at(&frames, e))?),
+                Some(v) => {
+                    let v = v.map_err(|e| at(&frames, e))?;
+                    alg.visited(node, &v);
+                    parts.push(v)
+                }
                 None => {
                     let blocklengths = match &node.kind {
                         Kind::Struct {
@@ -180,7 +188,10 @@ pub(crate) fn walk<A: Algebra>(root: &Node, alg: &mut A) -> Result<A::V> {
         let value = finish(frame.node, &mut parts[frame.parts..], alg);
         parts.truncate(frame.parts);
         match value {
-            Ok(v) => parts.push(v),
+            Ok(v) => {
+                alg.visited(frame.node, &v);
+                parts.push(v)
+            }
             Err(e) => {
                 frames.push(frame);
                 return Err(at_node(&frames, e));

@@ -15,6 +15,10 @@
 //!   defines it (`spec/signature.md` specifies them bit for bit).
 //! * [`signature_summary`]: count, hash and whether `MPI_BYTE`/`MPI_PACKED`
 //!   occur, in one walk, and [`Summary::check`], Gropp's matching rule.
+//! * [`signature_prefix_hash`], [`signature_prefix_summary`]: the same of
+//!   the first n elements of `count` copies (a receive that takes fewer
+//!   elements than it allows), by descending the tree ([`prefix`]); and
+//!   [`Summary::check_receive`], Gropp's rule for point to point.
 //! * [`Signature`]: the exact signature in a compressed form, with its runs
 //!   and the index of the first difference between two signatures.
 //!
@@ -29,6 +33,7 @@ mod exact;
 pub mod fold;
 pub mod gf;
 pub mod gropp;
+pub mod prefix;
 pub mod stream;
 
 #[cfg(test)]
@@ -42,6 +47,7 @@ pub use exact::{first_difference, Difference, Runs, Signature};
 pub use fold::{fold, repeat_by_doubling, Count, SignatureMonoid, Untyped};
 pub use gf::Gfd;
 pub use gropp::Gropp;
+pub use prefix::fold_prefix;
 
 use crate::error::{Error, Result};
 use crate::format::tree::Node;
@@ -206,15 +212,53 @@ pub enum Verdict {
     /// no conclusion is drawn from the hash (MPI_BYTE turns signature
     /// matching off; MPI_PACKED is checked through the packed buffer).
     Unchecked,
+    /// Point to point: the message has more elements than the receive
+    /// allows (MPI reports it as MPI_ERR_TRUNCATE).
+    Truncated,
+}
+
+/// The hash in family `kind` of the first `n` basic elements of `count`
+/// consecutive copies of `node`'s signature: what a receive of `count`
+/// copies of `node` that takes `n` elements must match. `n = 0` gives the
+/// empty signature's hash; `n = count × signature_count(node)` gives
+/// `signature_hash` of `contiguous(count, node)`. An error when `n` is
+/// longer than that signature.
+pub fn signature_prefix_hash(node: &Node, count: u128, n: u128, kind: HashKind) -> Result<u64> {
+    fn go<H: SignatureHash>(node: &Node, (count, n): (u128, u128)) -> Result<u64> {
+        Ok(fold_prefix::<H>(node, count, n)?.value())
+    }
+    dispatch!(kind, go, node, (count, n))
 }
 
 /// Count, hash (family `kind`) and untyped flags of `node`'s signature.
 pub fn signature_summary(node: &Node, kind: HashKind) -> Result<Summary> {
-    fn go<H: SignatureHash>(node: &Node, _: ()) -> Result<(Option<u128>, u64, Untyped)> {
-        let ((count, flags), h) = fold::<((Count, Untyped), H)>(node)?;
+    summarize(node, None, kind)
+}
+
+/// The summary of the first `n` basic elements of `count` consecutive
+/// copies of `node`'s signature (its count is `n`; its flags say whether
+/// `MPI_BYTE` or `MPI_PACKED` occur among those elements). Errors as for
+/// [`signature_prefix_hash`].
+pub fn signature_prefix_summary(
+    node: &Node,
+    count: u128,
+    n: u128,
+    kind: HashKind,
+) -> Result<Summary> {
+    summarize(node, Some((count, n)), kind)
+}
+
+/// The summary of the whole signature, or of a prefix (count, n).
+fn summarize(node: &Node, prefix: Option<(u128, u128)>, kind: HashKind) -> Result<Summary> {
+    type Folded = (Option<u128>, u64, Untyped);
+    fn go<H: SignatureHash>(node: &Node, prefix: Option<(u128, u128)>) -> Result<Folded> {
+        let ((count, flags), h) = match prefix {
+            None => fold::<((Count, Untyped), H)>(node)?,
+            Some((count, n)) => fold_prefix::<((Count, Untyped), H)>(node, count, n)?,
+        };
         Ok((count.0, h.value(), flags))
     }
-    let (count, hash, flags) = dispatch!(kind, go, node, ())?;
+    let (count, hash, flags) = dispatch!(kind, go, node, prefix)?;
     Ok(Summary {
         kind,
         count: count.ok_or_else(overflow)?,
@@ -244,5 +288,21 @@ impl Summary {
         } else {
             Ok(Verdict::Mismatch)
         }
+    }
+
+    /// Gropp's check for point to point: `self` is the sender's summary,
+    /// the receive posted `count` copies of `recv`. The message may fill
+    /// only part of the receive, so the sender's signature is checked
+    /// against the receive's first `self.count` elements
+    /// ([`signature_prefix_summary`], in `self`'s family); a message longer
+    /// than the receive is `Truncated`.
+    pub fn check_receive(&self, recv: &Node, count: u128) -> Result<Verdict> {
+        let per_copy = fold::<Count>(recv)?.0;
+        if prefix::check_length(count, per_copy, self.count).is_err() {
+            return Ok(Verdict::Truncated);
+        }
+        self.check(&signature_prefix_summary(
+            recv, count, self.count, self.kind,
+        )?)
     }
 }

@@ -988,3 +988,165 @@ fn print_spec_example_rows() {
         println!("{row}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// Prefixes.
+
+#[test]
+fn prefix_hashes_are_the_hashes_of_the_expanded_prefixes() {
+    let mut rng = Rng(0x5eed_0f9e);
+    let mut checked = 0;
+    while checked < 150 {
+        let t = random_tree(&mut rng, 4);
+        let count = rng.below(4) as u128;
+        let one = expanded(&t);
+        // The reference is O(n²) for some families: small signatures only.
+        if one.len() as u128 * count > 120 {
+            continue;
+        }
+        checked += 1;
+        let seq: Vec<BasicType> = (0..count).flat_map(|_| one.iter().copied()).collect();
+        let whole = contiguous(count as i64, t.clone());
+        for kind in HashKind::ALL {
+            for n in 0..=seq.len() {
+                let got = signature_prefix_hash(&t, count, n as u128, kind).unwrap();
+                assert_eq!(
+                    got,
+                    reference(kind, &seq[..n]),
+                    "{}: n = {n} of {count} × {t:?}",
+                    kind.name()
+                );
+                let s = signature_prefix_summary(&t, count, n as u128, kind).unwrap();
+                let has = |c: u16| seq[..n].contains(&BasicType::Predefined(Predefined(c)));
+                assert_eq!(
+                    (s.count, s.hash, s.byte, s.packed),
+                    (n as u128, got, has(BYTE), has(PACKED)),
+                    "{}: n = {n} of {count} × {t:?}",
+                    kind.name()
+                );
+            }
+            // The whole prefix is the contiguous type's signature.
+            assert_eq!(
+                signature_prefix_hash(&t, count, seq.len() as u128, kind).unwrap(),
+                signature_hash(&whole, kind).unwrap()
+            );
+            assert!(signature_prefix_hash(&t, count, seq.len() as u128 + 1, kind).is_err());
+        }
+    }
+}
+
+#[test]
+fn prefix_of_a_billion_elements_descends_without_expanding() {
+    // struct {3 int, 2 double}: 5 elements; 2·10^8 copies: 10^9.
+    let inner = structure(&[(3, named(INT)), (2, named(DOUBLE))]);
+    let big = contiguous(200_000_000, inner.clone());
+    assert_eq!(signature_count(&big).unwrap(), 1_000_000_000);
+    // Its prefix of 5k + 4 elements: k copies, then 3 ints and 1 double.
+    let k = 123_456_789i64;
+    let same = structure(&[
+        (1, contiguous(k, inner.clone())),
+        (3, named(INT)),
+        (1, named(DOUBLE)),
+    ]);
+    // Two copies of it, all of the first and 7 elements of the second.
+    let two = structure(&[
+        (1, big.clone()),
+        (1, contiguous(1, inner.clone())),
+        (2, named(INT)),
+    ]);
+    for kind in HashKind::ALL {
+        let start = Instant::now();
+        let got = signature_prefix_hash(&big, 1, 5 * k as u128 + 4, kind).unwrap();
+        println!(
+            "prefix of contiguous(2·10^8, struct), {}: {:?}",
+            kind.name(),
+            start.elapsed()
+        );
+        assert_eq!(got, signature_hash(&same, kind).unwrap(), "{}", kind.name());
+        assert_eq!(
+            signature_prefix_hash(&big, 2, 1_000_000_007, kind).unwrap(),
+            signature_hash(&two, kind).unwrap(),
+            "{}",
+            kind.name()
+        );
+        assert_eq!(
+            signature_prefix_hash(&big, 3, 3_000_000_000, kind).unwrap(),
+            signature_hash(&contiguous(3, big.clone()), kind).unwrap()
+        );
+    }
+}
+
+#[test]
+fn prefix_of_a_signature_beyond_u128_elements() {
+    // 2^62 · 2^62 · 2^62 ints: 2^186 elements, more than a u128 counts.
+    let huge = contiguous(
+        1 << 62,
+        contiguous(1 << 62, contiguous(1 << 62, named(INT))),
+    );
+    assert!(signature_count(&huge).is_err());
+    // Its first 2^100 + 1 elements: 2^38 copies of the 2^62 block, one int.
+    let same = structure(&[
+        (1, contiguous(1 << 38, contiguous(1 << 62, named(INT)))),
+        (1, named(INT)),
+    ]);
+    for kind in HashKind::ALL {
+        assert_eq!(
+            signature_prefix_hash(&huge, 5, (1 << 100) + 1, kind).unwrap(),
+            signature_hash(&same, kind).unwrap(),
+            "{}",
+            kind.name()
+        );
+        assert!(signature_prefix_hash(&huge, 1, u128::MAX, kind).is_ok());
+    }
+}
+
+#[test]
+fn prefix_lengths_beyond_the_signature_are_errors() {
+    let t = structure(&[(2, named(0x22b)), (0, named(DOUBLE)), (1, named(0x207))]);
+    assert_eq!(signature_count(&t).unwrap(), 5);
+    let k = HashKind::DEFAULT;
+    let empty = signature_hash(&contiguous(0, named(INT)), k).unwrap();
+    assert_eq!(signature_prefix_hash(&t, 0, 0, k).unwrap(), empty);
+    assert_eq!(signature_prefix_hash(&t, 3, 0, k).unwrap(), empty);
+    assert_eq!(
+        signature_prefix_hash(&named(Predefined::LB.0), 9, 0, k).unwrap(),
+        empty
+    );
+    for (count, n) in [(0, 1), (1, 6), (3, 16), (u128::MAX / 5 - 1, u128::MAX)] {
+        match signature_prefix_hash(&t, count, n, k) {
+            Err(Error::InvalidArgument(m)) => assert!(m.contains("longer"), "{m}"),
+            other => panic!("{count} copies, n = {n}: {other:?}"),
+        }
+        assert!(signature_prefix_summary(&t, count, n, k).is_err());
+    }
+    // Half of a pair type: its first basic type.
+    assert_eq!(
+        signature_prefix_hash(&named(0x228), 1, 1, k).unwrap(),
+        signature_hash(&named(FLOAT), k).unwrap()
+    );
+    // A tree the fold refuses is refused here too, with its path.
+    let bad = structure(&[(1, named(INT)), (1, contiguous(-1, named(INT)))]);
+    match signature_prefix_hash(&bad, 1, 1, k) {
+        Err(Error::InvalidArgument(m)) => assert!(m.starts_with("root.1"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn receive_checks_compare_the_prefix_the_message_fills() {
+    let k = HashKind::DEFAULT;
+    let s = |t: &Node| signature_summary(t, k).unwrap();
+    // The receive: 2 × {2 int, 1 byte}.
+    let recv = structure(&[(2, named(INT)), (1, named(BYTE))]);
+    let ints = |n: i64| s(&contiguous(n, named(INT)));
+    assert_eq!(ints(2).check_receive(&recv, 2).unwrap(), Verdict::Match);
+    assert_eq!(ints(0).check_receive(&recv, 2).unwrap(), Verdict::Match);
+    assert_eq!(ints(3).check_receive(&recv, 2).unwrap(), Verdict::Unchecked);
+    assert_eq!(ints(7).check_receive(&recv, 2).unwrap(), Verdict::Truncated);
+    let doubles = s(&contiguous(2, named(DOUBLE)));
+    assert_eq!(doubles.check_receive(&recv, 2).unwrap(), Verdict::Mismatch);
+    assert!(signature_summary(&named(INT), HashKind::Gropp)
+        .unwrap()
+        .check_receive(&recv, 1)
+        .is_ok());
+}

@@ -273,6 +273,52 @@ int main(int argc, char **argv)
         MPI_OK(MPIX_Type_signature_count(big, &count));
         CHECK(count == (MPI_Count)1 << 40, "2^40 ints counted as %lld", (long long)count);
 
+        /* Prefix hashes: the first n elements of count copies. */
+        for (int kind = MPIX_HASH_GROPP; kind <= MPIX_HASH_DEFAULT64; kind++) {
+            uint64_t a = 1, b = 2, e = 3;
+            /* 3 elements of 2 × contiguous(2, struct{int,double}) are
+             * struct{int,double} then int. */
+            MPI_Datatype id3[3] = {MPI_INT, MPI_DOUBLE, MPI_INT}, s3;
+            MPI_OK(MPI_Type_create_struct(3, one, d, id3, &s3));
+            MPI_OK(MPIX_Type_signature_prefix_hash(c2, 2, 3, kind, &a));
+            MPI_OK(MPIX_Type_signature_hash(s3, kind, &b));
+            CHECK(a == b, "kind %d: prefix of 3 is %llx, struct{int,double,int} %llx", kind,
+                  (unsigned long long)a, (unsigned long long)b);
+            MPI_Type_free(&s3);
+            /* The whole prefix is the type's hash; whole copies too. */
+            MPI_OK(MPIX_Type_signature_prefix_hash(c2, 1, 4, kind, &a));
+            MPI_OK(MPIX_Type_signature_hash(c2, kind, &b));
+            CHECK(a == b, "kind %d: prefix of all 4 differs from the hash", kind);
+            MPI_OK(MPIX_Type_signature_prefix_hash(s1, 2, 4, kind, &a));
+            CHECK(a == b, "kind %d: prefix of 2 × struct{int,double} differs", kind);
+            /* n = 0: the empty signature, whatever the type. */
+            MPI_OK(MPIX_Type_signature_prefix_hash(c2, 5, 0, kind, &a));
+            MPI_OK(MPIX_Type_signature_prefix_hash(MPI_INT, 0, 0, kind, &e));
+            CHECK(a == e, "kind %d: empty prefixes differ", kind);
+        }
+        h = 42;
+        rc = MPIX_Type_signature_prefix_hash(c2, 2, 9, MPIX_HASH_DEFAULT, &h);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && h == 42, "n 9 of 8: kind %d, hash %llu",
+              kind_of(rc), (unsigned long long)h);
+        rc = MPIX_Type_signature_prefix_hash(c2, 0, 1, MPIX_HASH_DEFAULT, &h);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && h == 42, "n 1 of 0: kind %d", kind_of(rc));
+        rc = MPIX_Type_signature_prefix_hash(c2, -1, 0, MPIX_HASH_DEFAULT, &h);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && h == 42, "count -1: kind %d", kind_of(rc));
+        rc = MPIX_Type_signature_prefix_hash(c2, 2, -1, MPIX_HASH_DEFAULT, &h);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && h == 42, "n -1: kind %d", kind_of(rc));
+        rc = MPIX_Type_signature_prefix_hash(c2, 2, 1, 99, &h);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && h == 42, "prefix kind 99: kind %d", kind_of(rc));
+        rc = MPIX_Type_signature_prefix_hash(MPI_DATATYPE_NULL, 1, 0, MPIX_HASH_DEFAULT, &h);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT && h == 42, "prefix of null: kind %d", kind_of(rc));
+        rc = MPIX_Type_signature_prefix_hash(c2, 2, 1, MPIX_HASH_DEFAULT, NULL);
+        CHECK(kind_of(rc) == MPIX_MARSHAL_ERR_INVALID_ARGUMENT, "prefix NULL hash: kind %d", kind_of(rc));
+        /* 2^40 elements: half of them, by descent, without expanding. */
+        uint64_t half = 0, m_hash = 0;
+        MPI_OK(MPIX_Type_signature_prefix_hash(big, 1, (MPI_Count)1 << 39, MPIX_HASH_DEFAULT, &half));
+        MPI_OK(MPIX_Type_signature_prefix_hash(m, 1 << 19, (MPI_Count)1 << 39, MPIX_HASH_DEFAULT, &m_hash));
+        CHECK(half == m_hash, "2^39 ints hash as %llx and %llx", (unsigned long long)half,
+              (unsigned long long)m_hash);
+
         /* Each representation's stream gives the type's own default hash. */
         uint64_t want = 0;
         MPI_OK(MPIX_Type_signature_hash(types[1], MPIX_HASH_DEFAULT, &want));
