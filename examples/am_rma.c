@@ -22,7 +22,8 @@
  *
  * Each operation completes at the target before the next starts (an
  * empty acknowledgement for the two-sided ones, MPI_Win_flush for the
- * native ones); the figures are medians over the operations. Every even
+ * native ones); the methods take turns in blocks, and the figures are
+ * medians over the operations. Every even
  * rank is an origin for the next odd rank. The window contents are
  * checked after every method on every target.
  *
@@ -47,6 +48,7 @@ enum { TAG_PUT = 1, TAG_ACC = 2, TAG_DATA = 3, TAG_ACK = 4 };
 enum method { REFERENCE, SEND_RECV, NO_CACHE, DATA_ONLY, NATIVE, METHODS };
 static const char *method_name[METHODS] = {"reference", "send/recv", "no cache", "data only", "native"};
 #define REF MPIX_TYPE_REFERENCE_SIZE
+#define ROUNDS 10
 
 static int rank, size, peer, origin, failures = 0;
 static double *win_mem;
@@ -170,16 +172,15 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* `ops` operations of one method; the median microseconds per operation
- * at the origin (0 elsewhere). Puts write op i's values; with `acc`, every
- * operation adds op 1's values. */
-static double run(enum method m, int acc, MPI_Datatype t, int ops, char *msg, double *cur, char *desc,
-                  MPI_Aint desc_cap)
+/* `ops` operations of one method, their times (seconds, at the origin;
+ * 0 elsewhere) written to `times`. Puts write op i's values; with `acc`,
+ * every operation adds op 1's values. */
+static void run(enum method m, int acc, MPI_Datatype t, int ops, double *times, char *msg, double *cur, char *desc,
+                MPI_Aint desc_cap)
 {
     int bytes;
     OK(MPI_Type_size(t, &bytes));
     int n = bytes / 8;
-    double *times = malloc(sizeof(double) * (size_t)ops);
     OK(MPI_Barrier(MPI_COMM_WORLD));
     for (int i = 0; i < ops; i++) {
         times[i] = 0;
@@ -195,11 +196,14 @@ static double run(enum method m, int acc, MPI_Datatype t, int ops, char *msg, do
         }
     }
     OK(MPI_Barrier(MPI_COMM_WORLD));
-    /* The median: on a shared machine a mean measures the scheduler. */
-    qsort(times, (size_t)ops, sizeof(double), by_value);
-    double us = times[ops / 2] * 1e6;
-    free(times);
-    return us;
+}
+
+/* The median of `n` times, in microseconds: on a shared machine a mean
+ * measures the scheduler. */
+static double median_us(double *times, int n)
+{
+    qsort(times, (size_t)n, sizeof(double), by_value);
+    return times[n / 2] * 1e6;
 }
 
 /* On a target, outside any epoch (between barriers): the window holds what the last round left (`ops`
@@ -267,6 +271,9 @@ int main(int argc, char **argv)
     /* The origin's data (and the target's receive buffer) with room for a
      * reference in front, as an active-message layer keeps for its header. */
     char *msg = malloc(REF + (size_t)N * N * 8);
+    double *times[METHODS];
+    for (int m = 0; m < METHODS; m++)
+        times[m] = malloc(sizeof(double) * (size_t)(ops + ROUNDS + 3));
     double *tmp = malloc((size_t)N * N * 8), *cur = malloc((size_t)N * N * 8);
     MPI_Aint desc_cap = 1 << 20;
     char *desc = malloc((size_t)desc_cap);
@@ -290,14 +297,24 @@ int main(int argc, char **argv)
         int bytes;
         OK(MPI_Type_size(t, &bytes));
         for (int acc = 0; acc < 2; acc++) {
+            /* The methods take turns, ROUNDS blocks of ops / ROUNDS
+             * operations each, so that a busy machine weighs on all alike;
+             * each block is checked. */
+            int block = ops / ROUNDS > 0 ? ops / ROUNDS : 1;
             double us[METHODS];
             for (int m = 0; m < METHODS; m++) {
-                /* Warm-up (the cached method's first send describes). */
-                run((enum method)m, acc, t, 3, msg, cur, desc, desc_cap);
+                /* Warm-up (the reference and send/recv methods describe
+                 * the type the first time). */
+                run((enum method)m, acc, t, 3, times[m], msg, cur, desc, desc_cap);
                 settle_and_check((enum method)m, acc, t, 3, tmp, cur);
-                us[m] = run((enum method)m, acc, t, ops, msg, cur, desc, desc_cap);
-                settle_and_check((enum method)m, acc, t, ops, tmp, cur);
             }
+            for (int r = 0; r < ROUNDS; r++)
+                for (int m = 0; m < METHODS; m++) {
+                    run((enum method)m, acc, t, block, times[m] + (size_t)r * block, msg, cur, desc, desc_cap);
+                    settle_and_check((enum method)m, acc, t, block, tmp, cur);
+                }
+            for (int m = 0; m < METHODS; m++)
+                us[m] = median_us(times[m], ROUNDS * block);
             if (rank == 0)
                 printf("%-20s %-10s %6d %6d %9ld | %9.2f %9.2f %9.2f %9.2f %+9.2f | %9.2f\n",
                        k == 0 ? "column" : k == 1 ? "subarray 64x64" : "indexed 1000 blocks", acc ? "accumulate" : "put",
@@ -309,6 +326,8 @@ int main(int argc, char **argv)
     OK(MPI_Win_unlock_all(win));
     OK(MPI_Win_free(&win));
     free(msg);
+    for (int m = 0; m < METHODS; m++)
+        free(times[m]);
     free(tmp);
     free(cur);
     free(desc);
