@@ -68,6 +68,11 @@ pub fn root_constant() -> c_int {
     unsafe { mxc_root() }
 }
 
+pub fn proc_null() -> c_int {
+    // SAFETY: returns the MPI_PROC_NULL constant.
+    unsafe { mxc_proc_null() }
+}
+
 pub fn comm_world() -> MPI_Comm {
     // SAFETY: reads mpi-sys's copy of MPI_COMM_WORLD.
     unsafe { RSMPI_COMM_WORLD }
@@ -250,15 +255,45 @@ pub fn topology(comm: MPI_Comm) -> Option<Topo> {
     None
 }
 
+/// An intercommunicator's two groups as the checker sees them: its checks
+/// run on a private intracommunicator that merges both groups (made with
+/// `MPI_Intercomm_merge`), in which every rank has its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inter {
+    /// This rank's group holds rank 0 of the merged communicator.
+    pub low: bool,
+    /// The merged rank of each rank of the local group, and of the remote.
+    pub local: Vec<usize>,
+    pub remote: Vec<usize>,
+    /// Each merged rank as (in the local group, rank in its group).
+    pub who: Vec<(bool, usize)>,
+}
+
+impl Inter {
+    /// The record's group of a merged rank (`GROUP_LOW` / `GROUP_HIGH`).
+    pub fn group_of(&self, merged: usize) -> u64 {
+        let local = self.who.get(merged).is_some_and(|w| w.0);
+        if local == self.low {
+            crate::record::GROUP_LOW
+        } else {
+            crate::record::GROUP_HIGH
+        }
+    }
+}
+
 /// The checker's state of one user communicator.
 pub struct State {
-    /// The private duplicate the checks run on (MPI_COMM_NULL for an
-    /// intercommunicator, which is not checked).
+    /// The private communicator the checks run on: a duplicate of an
+    /// intracommunicator, the merged groups of an intercommunicator.
     pub dup: MPI_Comm,
     pub seq: u64,
+    /// The rank and size of the (local) group, as the user knows them.
     pub rank: usize,
     pub size: usize,
-    pub inter: bool,
+    /// Not checked (a communicator the checker could not query or duplicate).
+    pub unchecked: bool,
+    /// An intercommunicator's groups.
+    pub inter: Option<std::sync::Arc<Inter>>,
     /// The user communicator's handle bits (its name's key for the watchdog).
     pub comm: u64,
     /// Its neighborhood, read at its first neighborhood collective.
@@ -331,33 +366,115 @@ pub fn state(comm: MPI_Comm) -> Option<&'static mut State> {
 /// whose handle is `key`), with its private duplicate. A communicator the
 /// checker cannot query or duplicate gets a state that checks nothing.
 fn new_state(comm: MPI_Comm, key: u64, label: Option<String>) -> Box<State> {
-    let (mut inter, mut rank, mut size) = (0, 0, 0);
+    let (mut is_inter, mut rank, mut size) = (0, 0, 0);
     let mut dup = comm_null();
-    // SAFETY: plain queries of a valid communicator, and its duplicate for
-    // the checker.
+    let mut inter = None;
+    // SAFETY: plain queries of a valid communicator, and its private
+    // duplicate (or merge) for the checker.
     let ok = unsafe {
-        ok(PMPI_Comm_test_inter(comm, &mut inter)).is_ok()
+        ok(PMPI_Comm_test_inter(comm, &mut is_inter)).is_ok()
             && ok(PMPI_Comm_rank(comm, &mut rank)).is_ok()
             && ok(PMPI_Comm_size(comm, &mut size)).is_ok()
-            && (inter != 0
-                || (ok(PMPI_Comm_dup(comm, &mut dup)).is_ok()
-                    && ok(PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN)).is_ok()))
+            && if is_inter != 0 {
+                // All processes pass the same `high`: the merged order is
+                // the MPI's choice, read back below.
+                ok(PMPI_Intercomm_merge(comm, 0, &mut dup)).is_ok()
+            } else {
+                ok(PMPI_Comm_dup(comm, &mut dup)).is_ok()
+            }
+            && ok(PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN)).is_ok()
     };
-    let name = label
-        .clone()
-        .unwrap_or_else(|| comm_name(comm, size.max(0) as usize));
+    let mut ok = ok;
+    if ok && is_inter != 0 {
+        inter = groups(comm, dup).map(std::sync::Arc::new);
+        ok = inter.is_some();
+    }
+    let name = label.clone().unwrap_or_else(|| {
+        if is_inter != 0 {
+            inter_name(comm)
+        } else {
+            comm_name(comm, size.max(0) as usize)
+        }
+    });
     watchdog::set_name(key, name);
     Box::new(State {
         dup,
         seq: 0,
         rank: rank.max(0) as usize,
         size: size.max(0) as usize,
-        // Not checked: an intercommunicator, or one the checker cannot use.
-        inter: inter != 0 || !ok,
+        unchecked: !ok,
+        inter,
         comm: key,
         topo: None,
         label,
     })
+}
+
+/// Where each rank of an intercommunicator's two groups sits in the
+/// merged communicator (local calls on the groups).
+fn groups(comm: MPI_Comm, merged: MPI_Comm) -> Option<Inter> {
+    let translate = |g: MPI_Group, mg: MPI_Group| -> Option<Vec<usize>> {
+        let mut n = 0;
+        // SAFETY: local queries of valid groups; both buffers hold n ranks.
+        unsafe {
+            ok(PMPI_Group_size(g, &mut n)).ok()?;
+            let from: Vec<c_int> = (0..n).collect();
+            let mut to = vec![0 as c_int; n.max(0) as usize];
+            ok(PMPI_Group_translate_ranks(g, n, from.as_ptr(), mg, to.as_mut_ptr())).ok()?;
+            to.into_iter().map(|r| usize::try_from(r).ok()).collect()
+        }
+    };
+    let mut g = [std::mem::MaybeUninit::<MPI_Group>::uninit(); 3];
+    // SAFETY: the local and remote groups and the merged one, freed below.
+    let made = unsafe {
+        ok(PMPI_Comm_group(comm, g[0].as_mut_ptr())).is_ok()
+            && ok(PMPI_Comm_remote_group(comm, g[1].as_mut_ptr())).is_ok()
+            && ok(PMPI_Comm_group(merged, g[2].as_mut_ptr())).is_ok()
+    };
+    if !made {
+        return None;
+    }
+    // SAFETY: all three were written.
+    let [mut lg, mut rg, mut mg] = g.map(|x| unsafe { x.assume_init() });
+    let local = translate(lg, mg);
+    let remote = translate(rg, mg);
+    // SAFETY: the groups made above.
+    unsafe {
+        PMPI_Group_free(&mut lg);
+        PMPI_Group_free(&mut rg);
+        PMPI_Group_free(&mut mg);
+    }
+    let (local, remote) = (local?, remote?);
+    let mut who = vec![(false, 0); local.len() + remote.len()];
+    for (i, &m) in local.iter().enumerate() {
+        *who.get_mut(m)? = (true, i);
+    }
+    for (i, &m) in remote.iter().enumerate() {
+        *who.get_mut(m)? = (false, i);
+    }
+    Some(Inter {
+        low: local.contains(&0),
+        local,
+        remote,
+        who,
+    })
+}
+
+/// An intercommunicator's name for reports: its name if set, else "an
+/// unnamed intercommunicator (N local, M remote ranks)".
+pub fn inter_name(comm: MPI_Comm) -> String {
+    let (mut n, mut m) = (0, 0);
+    // SAFETY: plain queries of a valid intercommunicator.
+    unsafe {
+        PMPI_Comm_size(comm, &mut n);
+        PMPI_Comm_remote_size(comm, &mut m);
+    }
+    let name = comm_name(comm, 0);
+    if name.starts_with("an unnamed") {
+        format!("an unnamed intercommunicator ({n} local, {m} remote ranks)")
+    } else {
+        name
+    }
 }
 
 /// The states of windows and files (which have no attributes the checker
@@ -407,7 +524,7 @@ pub fn object_freed(handle: u64) {
 
 fn free_state(mut st: State) {
     watchdog::forget_name(st.comm);
-    if !st.inter {
+    if bits(st.dup) != bits(comm_null()) {
         // SAFETY: the duplicate is the checker's own.
         unsafe { PMPI_Comm_free(&mut st.dup) };
     }
@@ -478,13 +595,14 @@ pub fn renamed(comm: MPI_Comm) {
     // SAFETY: plain queries of a valid communicator.
     unsafe {
         PMPI_Comm_test_inter(comm, &mut inter);
-        if inter != 0 {
-            PMPI_Comm_remote_size(comm, &mut size);
-        } else {
-            PMPI_Comm_size(comm, &mut size);
-        }
+        PMPI_Comm_size(comm, &mut size);
     }
-    watchdog::set_name(bits(comm), comm_name(comm, size.max(0) as usize));
+    let name = if inter != 0 {
+        inter_name(comm)
+    } else {
+        comm_name(comm, size.max(0) as usize)
+    };
+    watchdog::set_name(bits(comm), name);
 }
 
 /// The checker's error code (its own class, with its own string).

@@ -355,7 +355,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
         extra: tag as i64 as u64,
         ..base(Coll::IntercommCreate, local_comm)
     };
-    checked!(
+    let rc = checked!(
         call,
         PMPI_Intercomm_create(
             local_comm,
@@ -365,7 +365,8 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
             tag,
             newintercomm
         )
-    )
+    );
+    made(rc, newintercomm)
 }
 
 #[no_mangle]
@@ -374,8 +375,12 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(
     high: c_int,
     newcomm: *mut MPI_Comm,
 ) -> c_int {
-    // SAFETY: the user's arguments.
-    let rc = unsafe { PMPI_Intercomm_merge(intercomm, high, newcomm) };
+    // `high` must agree within each group (checked on the merged groups).
+    let call = Call {
+        extra: (high != 0) as u64,
+        ..base(Coll::IntercommMerge, intercomm)
+    };
+    let rc = checked!(call, PMPI_Intercomm_merge(intercomm, high, newcomm));
     made(rc, newcomm)
 }
 
