@@ -284,13 +284,16 @@ impl Call {
 
     fn pair_names(&self) -> (&'static str, &'static str) {
         match self.coll {
-            Coll::Bcast | Coll::Reduce | Coll::Allreduce => ("(count, datatype)", "(count, datatype)"),
+            Coll::Bcast | Coll::Reduce | Coll::Allreduce => {
+                ("(count, datatype)", "(count, datatype)")
+            }
             Coll::Gather | Coll::Scatter | Coll::Allgather | Coll::Alltoall => {
                 ("(sendcount, sendtype)", "(recvcount, recvtype)")
             }
-            Coll::ReduceScatter | Coll::ReduceScatterBlock => {
-                ("(its group's vector, datatype)", "(its group's vector, datatype)")
-            }
+            Coll::ReduceScatter | Coll::ReduceScatterBlock => (
+                "(its group's vector, datatype)",
+                "(its group's vector, datatype)",
+            ),
             Coll::Gatherv => ("(sendcount, sendtype)", "(recvcounts[i], recvtype)"),
             Coll::Scatterv => ("(sendcounts[i], sendtype)", "(recvcount, recvtype)"),
             Coll::Allgatherv => ("(sendcount, sendtype)", "(recvcounts[i], recvtype)"),
@@ -656,13 +659,10 @@ fn rank_set(st: &State, ranks: &[usize]) -> String {
 fn base_report(call: &Call, st: &State, kind: &'static str, summary: String) -> Report {
     Report {
         call: call.name(),
-        comm: st
-            .label
-            .clone()
-            .unwrap_or_else(|| match st.inter {
-                Some(_) => mpi::inter_name(call.comm),
-                None => mpi::comm_name(call.comm, st.size),
-            }),
+        comm: st.label.clone().unwrap_or_else(|| match st.inter {
+            Some(_) => mpi::inter_name(call.comm),
+            None => mpi::comm_name(call.comm, st.size),
+        }),
         seq: st.seq,
         rank: st.rank,
         size: st.size,
@@ -886,6 +886,8 @@ fn arm(call: &Call, st: &State, phase: Phase) -> Option<watchdog::Guard> {
         call: call.coll as u64 | call.form.bits(),
         seq: st.seq,
         comm: st.comm,
+        id: st.id,
+        dup: mpi::bits(st.dup),
         rank: st.rank,
         size: st.size,
         phase,
@@ -1000,14 +1002,9 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
     let _w = arm(call, st, Phase::Records);
     let words = rec.to_words();
     let (me, n) = place(st);
-    let all = match mpi::exchange(
-        st.dup,
-        tag(st.seq, Phase::Records),
-        me,
-        n,
-        WORDS,
-        |_| words.to_vec(),
-    ) {
+    let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Records), me, n, WORDS, |_| {
+        words.to_vec()
+    }) {
         Ok(a) => a,
         Err(rc) => return exchange_failed(call, rc),
     };
@@ -1027,14 +1024,7 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
 fn settle(call: &Call, st: &State) {
     watchdog::phase(Phase::Report);
     let (me, n) = place(st);
-    let _ = mpi::exchange(
-        st.dup,
-        tag(st.seq, Phase::Report),
-        me,
-        n,
-        0,
-        |_| vec![],
-    );
+    let _ = mpi::exchange(st.dup, tag(st.seq, Phase::Report), me, n, 0, |_| vec![]);
     let _ = call;
 }
 
@@ -1068,28 +1058,16 @@ fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
     let (send, expect) = pair_rows(call, st);
     let (me, n) = place(st);
     watchdog::phase(Phase::Signatures);
-    let incoming = match mpi::exchange(
-        st.dup,
-        tag(st.seq, Phase::Signatures),
-        me,
-        n,
-        4,
-        |j| send[4 * j..4 * j + 4].to_vec(),
-    ) {
+    let incoming = match mpi::exchange(st.dup, tag(st.seq, Phase::Signatures), me, n, 4, |j| {
+        send[4 * j..4 * j + 4].to_vec()
+    }) {
         Ok(v) => v,
         Err(rc) => return exchange_failed(call, rc),
     };
     let bad = first_bad(&incoming, &expect);
     let mine = bad.map_or(u64::MAX, |b| b as u64);
     watchdog::phase(Phase::Pairs);
-    let all = match mpi::exchange(
-        st.dup,
-        tag(st.seq, Phase::Pairs),
-        me,
-        n,
-        1,
-        |_| vec![mine],
-    ) {
+    let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Pairs), me, n, 1, |_| vec![mine]) {
         Ok(v) => v,
         Err(rc) => return exchange_failed(call, rc),
     };
@@ -1135,10 +1113,8 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
     let Some((mc, mt)) = mine else { return };
     match remote {
         Some((c, ty, owned)) => {
-            r.details.push(format!(
-                "{li} sends {sname} = {}",
-                sig_text(c, ty, &got)
-            ));
+            r.details
+                .push(format!("{li} sends {sname} = {}", sig_text(c, ty, &got)));
             r.details.push(format!(
                 "{lme} receives {rname} = {}",
                 sig_text(mc, mt, &want)
@@ -1151,10 +1127,8 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
             }
         }
         None => {
-            r.details.push(format!(
-                "{li} sends {sname} = {}",
-                sig_text_remote(&got)
-            ));
+            r.details
+                .push(format!("{li} sends {sname} = {}", sig_text_remote(&got)));
             r.details.push(format!(
                 "{lme} receives {rname} = {}",
                 sig_text(mc, mt, &want)
@@ -1259,6 +1233,7 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
         size: st.size,
         unchecked: false,
         inter: st.inter.clone(),
+        id: st.id,
         comm: st.comm,
         topo: st.topo.clone(),
         label: st.label.clone(),

@@ -788,7 +788,12 @@ mod tests {
         let (l, h) = (GROUP_LOW, GROUP_HIGH);
         let good = inter(
             Coll::Bcast,
-            [(l, 0, PROC_NULL_ARG), (l, 1, ROOT_ARG), (h, 0, 1), (h, 1, 1)],
+            [
+                (l, 0, PROC_NULL_ARG),
+                (l, 1, ROOT_ARG),
+                (h, 0, 1),
+                (h, 1, 1),
+            ],
         );
         assert_eq!(evaluate(&good), None);
         let two_roots = inter(
@@ -798,12 +803,22 @@ mod tests {
         assert!(matches!(evaluate(&two_roots), Some(Finding::InterRoot(_))));
         let wrong_rank = inter(
             Coll::Reduce,
-            [(l, 0, PROC_NULL_ARG), (l, 1, ROOT_ARG), (h, 0, 0), (h, 1, 0)],
+            [
+                (l, 0, PROC_NULL_ARG),
+                (l, 1, ROOT_ARG),
+                (h, 0, 0),
+                (h, 1, 0),
+            ],
         );
         assert!(matches!(evaluate(&wrong_rank), Some(Finding::InterRoot(_))));
         let no_root = inter(
             Coll::Gather,
-            [(l, 0, PROC_NULL_ARG), (l, 1, PROC_NULL_ARG), (h, 0, 0), (h, 1, 0)],
+            [
+                (l, 0, PROC_NULL_ARG),
+                (l, 1, PROC_NULL_ARG),
+                (h, 0, 0),
+                (h, 1, 0),
+            ],
         );
         assert!(matches!(evaluate(&no_root), Some(Finding::InterRoot(_))));
     }
@@ -811,14 +826,21 @@ mod tests {
     #[test]
     fn intercommunicator_extra_agrees_within_each_group() {
         let (l, h) = (GROUP_LOW, GROUP_HIGH);
-        let mut recs = inter(Coll::IntercommMerge, [(l, 0, -1), (l, 1, -1), (h, 0, -1), (h, 1, -1)]);
+        let mut recs = inter(
+            Coll::IntercommMerge,
+            [(l, 0, -1), (l, 1, -1), (h, 0, -1), (h, 1, -1)],
+        );
         recs[2].extra = 1;
         recs[3].extra = 1;
         assert_eq!(evaluate(&recs), None);
         recs[1].extra = 1;
         assert_eq!(
             evaluate(&recs),
-            Some(Finding::Extra(vec![(0, vec![0]), (1, vec![1]), (1, vec![2, 3])]))
+            Some(Finding::Extra(vec![
+                (0, vec![0]),
+                (1, vec![1]),
+                (1, vec![2, 3])
+            ]))
         );
     }
 

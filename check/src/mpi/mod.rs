@@ -7,6 +7,7 @@
 //! check), cached on it as an attribute of the checker's keyval and freed
 //! with it (the keyval's delete callback).
 
+pub mod channel;
 pub mod wrap;
 
 use crate::digest;
@@ -294,6 +295,9 @@ pub struct State {
     pub unchecked: bool,
     /// An intercommunicator's groups.
     pub inter: Option<std::sync::Arc<Inter>>,
+    /// The communicator's identity, the same in all its processes (its
+    /// first rank's world rank and count of states), for timeout reports.
+    pub id: u64,
     /// The user communicator's handle bits (its name's key for the watchdog).
     pub comm: u64,
     /// Its neighborhood, read at its first neighborhood collective.
@@ -389,6 +393,7 @@ fn new_state(comm: MPI_Comm, key: u64, label: Option<String>) -> Box<State> {
         inter = groups(comm, dup).map(std::sync::Arc::new);
         ok = inter.is_some();
     }
+    let id = if ok { identity(dup) } else { 0 };
     let name = label.clone().unwrap_or_else(|| {
         if is_inter != 0 {
             inter_name(comm)
@@ -404,10 +409,35 @@ fn new_state(comm: MPI_Comm, key: u64, label: Option<String>) -> Box<State> {
         size: size.max(0) as usize,
         unchecked: !ok,
         inter,
+        id,
         comm: key,
         topo: None,
         label,
     })
+}
+
+/// A new private communicator's identity: its rank 0's world rank and
+/// count of states made, broadcast (one small collective per communicator
+/// made, while all its members are in the call that makes it).
+fn identity(dup: MPI_Comm) -> u64 {
+    static MADE: AtomicU64 = AtomicU64::new(0);
+    let mine = (world_rank_cached().max(0) as u64) << 32 | MADE.fetch_add(1, Ordering::Relaxed);
+    let mut id = mine;
+    // SAFETY: one u64 from rank 0 of the checker's own communicator.
+    let rc = unsafe {
+        PMPI_Bcast(
+            &mut id as *mut u64 as *mut c_void,
+            1,
+            RSMPI_UINT64_T,
+            0,
+            dup,
+        )
+    };
+    if rc == 0 {
+        id
+    } else {
+        0
+    }
 }
 
 /// Where each rank of an intercommunicator's two groups sits in the
@@ -420,7 +450,14 @@ fn groups(comm: MPI_Comm, merged: MPI_Comm) -> Option<Inter> {
             ok(PMPI_Group_size(g, &mut n)).ok()?;
             let from: Vec<c_int> = (0..n).collect();
             let mut to = vec![0 as c_int; n.max(0) as usize];
-            ok(PMPI_Group_translate_ranks(g, n, from.as_ptr(), mg, to.as_mut_ptr())).ok()?;
+            ok(PMPI_Group_translate_ranks(
+                g,
+                n,
+                from.as_ptr(),
+                mg,
+                to.as_mut_ptr(),
+            ))
+            .ok()?;
             to.into_iter().map(|r| usize::try_from(r).ok()).collect()
         }
     };
@@ -743,8 +780,17 @@ unsafe extern "C" fn combine_digests(
     }
 }
 
-/// The fast path's one collective: every rank's digest reduced.
+/// The fast path's one collective: every rank's digest reduced. Posted and
+/// polled when waits are watched (a timeout can then end it), one blocking
+/// call otherwise.
 pub fn allreduce_digest(dup: MPI_Comm, mine: &digest::Digest) -> Result<digest::Digest, c_int> {
+    if crate::report::config().timeout.is_some() {
+        let mut out = [0u64; digest::WORDS];
+        // SAFETY: both buffers outlive the wait below.
+        let mut req = unsafe { iallreduce_digest(dup, mine, &mut out)? };
+        wait_request(&mut req)?;
+        return Ok(out);
+    }
     let (t, op) = digest_type_op()?;
     let mut out = [0u64; digest::WORDS];
     // SAFETY: both buffers hold one digest.
@@ -787,10 +833,9 @@ pub unsafe fn iallreduce_digest(
     Ok(req)
 }
 
-/// Waits for one of the checker's requests.
+/// Waits for one of the checker's requests (polled: see `watchdog::poll`).
 pub fn wait_request(req: &mut MPI_Request) -> Result<(), c_int> {
-    // SAFETY: the checker's own request.
-    ok(unsafe { PMPI_Wait(req, RSMPI_STATUS_IGNORE) })
+    watchdog::poll(|| test_request(req))
 }
 
 /// Tests one of the checker's requests: true when it completed.
@@ -865,14 +910,20 @@ pub fn exchange(
 }
 
 fn wait_all(reqs: &mut [MPI_Request]) -> c_int {
-    // SAFETY: the checker's own requests, active or null.
-    unsafe {
-        PMPI_Waitall(
-            reqs.len() as c_int,
-            reqs.as_mut_ptr(),
-            RSMPI_STATUSES_IGNORE,
-        )
-    }
+    let r = watchdog::poll(|| {
+        let mut flag: c_int = 0;
+        // SAFETY: the checker's own requests, active or null.
+        ok(unsafe {
+            PMPI_Testall(
+                reqs.len() as c_int,
+                reqs.as_mut_ptr(),
+                &mut flag,
+                RSMPI_STATUSES_IGNORE,
+            )
+        })?;
+        Ok(flag != 0)
+    });
+    r.err().unwrap_or(0)
 }
 
 fn mxc_err_other_code() -> c_int {
@@ -903,13 +954,18 @@ pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
     }
 }
 
-/// Receives bytes from `source` on the private duplicate (a blocking
-/// probe: the watchdog reports a sender that never sends).
+/// Receives bytes from `source` on the private duplicate (a polled probe:
+/// a sender that never sends is reported after the timeout).
 pub fn recv_bytes(dup: MPI_Comm, source: usize, tag: c_int) -> Option<Vec<u8>> {
     // SAFETY: MPI_Status is plain data.
     let mut status: MPI_Status = unsafe { std::mem::zeroed() };
-    // SAFETY: probes the checker's duplicate.
-    ok(unsafe { PMPI_Probe(source as c_int, tag, dup, &mut status) }).ok()?;
+    watchdog::poll(|| {
+        let mut flag: c_int = 0;
+        // SAFETY: probes the checker's duplicate.
+        ok(unsafe { PMPI_Iprobe(source as c_int, tag, dup, &mut flag, &mut status) })?;
+        Ok(flag != 0)
+    })
+    .ok()?;
     let mut n: c_int = 0;
     // SAFETY: the status of the probed message.
     ok(unsafe { PMPI_Get_count(&status, byte(), &mut n) }).ok()?;

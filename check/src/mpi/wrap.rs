@@ -119,7 +119,9 @@ pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char)
     let rc = unsafe { PMPI_Init(argc, argv) };
     if rc == 0 {
         mpi::world_rank();
-        mpi::state(mpi::comm_world());
+        if let Some(st) = mpi::state(mpi::comm_world()) {
+            mpi::channel::open(st.dup);
+        }
     }
     rc
 }
@@ -135,13 +137,16 @@ pub unsafe extern "C" fn MPI_Init_thread(
     let rc = unsafe { PMPI_Init_thread(argc, argv, required, provided) };
     if rc == 0 {
         mpi::world_rank();
-        mpi::state(mpi::comm_world());
+        if let Some(st) = mpi::state(mpi::comm_world()) {
+            mpi::channel::open(st.dup);
+        }
     }
     rc
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    mpi::channel::close();
     mpi::drop_state(mpi::comm_world());
     mpi::drop_state(mpi::comm_self());
     mpi::free_digest_type_op();
