@@ -980,7 +980,7 @@ pub fn blocking(mut call: Call) -> Result<(), c_int> {
     let mine = digest_of(call, st, &rec);
     let reduced = {
         let _w = arm(call, st, Phase::Arguments);
-        mpi::allreduce_digest(st.dup, &mine)
+        mpi::allreduce_digest(st.dup, place(st), &mine)
     };
     match reduced {
         Ok(r) if digest::consistent(&r) => Ok(()),

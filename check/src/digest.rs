@@ -281,6 +281,35 @@ mod tests {
     }
 
     #[test]
+    fn intercommunicator_words_agree_within_each_group() {
+        use crate::record::GROUP_LOW;
+        let side = |group, extra| Record {
+            group,
+            extra,
+            ..rec(Sig::NONE, Sig::NONE)
+        };
+        let (l0, h1) = (side(GROUP_LOW, 0), side(GROUP_HIGH, 1));
+        assert!(verdict(&[l0, l0, h1, h1]));
+        assert!(!verdict(&[l0, side(GROUP_LOW, 1), h1, h1]));
+        // Roots: one claim from the MPI_ROOT rank and the other group, none
+        // from MPI_PROC_NULL ranks; a second MPI_ROOT claims itself.
+        let claim = |c: Option<u64>| {
+            let mut b = Builder::new(&l0);
+            b.root_claim(c);
+            b.finish()
+        };
+        let good = [claim(Some(1)), claim(None), claim(Some(1)), claim(Some(1))];
+        assert!(consistent(&reduce(&good)));
+        let two = [
+            claim(Some(1)),
+            claim(Some(0)),
+            claim(Some(1)),
+            claim(Some(1)),
+        ];
+        assert!(!consistent(&reduce(&two)));
+    }
+
+    #[test]
     fn packed_and_unknown_take_the_slow_path() {
         let mut p = sig(7, 1);
         p.flags |= PACKED;

@@ -219,8 +219,11 @@ fn call_name(code: u64) -> String {
 /// "rank 1 (world rank 1)", "ranks 2, 3 (world ranks 2, 3)".
 fn who(ranks: &[(usize, i32)]) -> String {
     let r: Vec<usize> = ranks.iter().map(|x| x.0).collect();
-    let w: Vec<usize> = ranks.iter().map(|x| x.1.max(0) as usize).collect();
     let s = if r.len() == 1 { "" } else { "s" };
+    if ranks.iter().any(|x| x.1 < 0) {
+        return format!("rank{s} {}", ranks_text(&r));
+    }
+    let w: Vec<usize> = ranks.iter().map(|x| x.1 as usize).collect();
     format!(
         "rank{s} {} (world rank{s} {})",
         ranks_text(&r),
@@ -245,6 +248,10 @@ fn report(w: &Waiting, timeout: Duration, members: &[i32], answers: &HashMap<i32
             continue;
         }
         let text = match answers.get(&world) {
+            // A process of another job (spawned or connected): not asked.
+            None if world < 0 => {
+                "not asked (a process outside this job's MPI_COMM_WORLD)".to_string()
+            }
             Some(a) if a.id == w.id && a.call == w.call && a.seq == w.seq => {
                 "in this check too (arrived)".to_string()
             }

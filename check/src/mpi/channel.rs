@@ -2,8 +2,8 @@
 //! its check's communicator where they are, and ranks waiting in checks
 //! answer from their poll loops. It runs on the checker's private
 //! duplicate of `MPI_COMM_WORLD` under tags the checks never use (theirs
-//! stay below 30002), so it never matches a check's message. No message
-//! is sent unless a check times out.
+//! stay below 30002, the fast path's is 32000), so it never matches a
+//! check's message. No message is sent unless a check times out.
 
 use super::{bits, byte, comm_world, from_bits, ok, request_null};
 use crate::watchdog;

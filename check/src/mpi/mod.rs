@@ -780,16 +780,19 @@ unsafe extern "C" fn combine_digests(
     }
 }
 
-/// The fast path's one collective: every rank's digest reduced. Posted and
-/// polled when waits are watched (a timeout can then end it), one blocking
-/// call otherwise.
-pub fn allreduce_digest(dup: MPI_Comm, mine: &digest::Digest) -> Result<digest::Digest, c_int> {
+/// The fast path's one reduction: every rank's digest reduced. When waits
+/// are watched it is this checker's own recursive doubling over
+/// point-to-point messages on the private communicator, polled (so that a
+/// timeout can end it; a polled `MPI_Iallreduce` costs several times a
+/// blocking reduction on Open MPI); otherwise one blocking `MPI_Allreduce`.
+/// `place` is this rank's rank and the size of `dup`.
+pub fn allreduce_digest(
+    dup: MPI_Comm,
+    place: (usize, usize),
+    mine: &digest::Digest,
+) -> Result<digest::Digest, c_int> {
     if crate::report::config().timeout.is_some() {
-        let mut out = [0u64; digest::WORDS];
-        // SAFETY: both buffers outlive the wait below.
-        let mut req = unsafe { iallreduce_digest(dup, mine, &mut out)? };
-        wait_request(&mut req)?;
-        return Ok(out);
+        return doubling(dup, place.0, place.1, mine);
     }
     let (t, op) = digest_type_op()?;
     let mut out = [0u64; digest::WORDS];
@@ -805,6 +808,106 @@ pub fn allreduce_digest(dup: MPI_Comm, mine: &digest::Digest) -> Result<digest::
         )
     })?;
     Ok(out)
+}
+
+/// The fast path's tag (the checks' other tags stay below 30002).
+const TAG_DIGEST: c_int = 32000;
+
+/// Recursive doubling of the digests among `n` ranks (MPI's classic
+/// small-message allreduce): with p the largest power of two not above n,
+/// the first 2(n - p) ranks fold in pairs (odd ranks keep the pair's
+/// digest), the p remaining ranks exchange with partners at distances 1,
+/// 2, 4 …, and the folded ranks get the result back. `digest::combine` is
+/// commutative and associative, so every rank ends with the same digest.
+/// Every check on a communicator sends the same messages in the same
+/// order, whatever its call, so MPI's ordering pairs them check by check.
+fn doubling(
+    dup: MPI_Comm,
+    me: usize,
+    n: usize,
+    mine: &digest::Digest,
+) -> Result<digest::Digest, c_int> {
+    let mut acc = *mine;
+    if n <= 1 {
+        return Ok(acc);
+    }
+    let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    let rem = n - p;
+    let folded = me < 2 * rem;
+    if folded {
+        if me % 2 == 0 {
+            swap(dup, me + 1, Some(&acc), false)?;
+        } else {
+            let x = swap(dup, me - 1, None, true)?;
+            digest::combine(&x, &mut acc);
+        }
+    }
+    let newrank = if folded {
+        (me % 2 == 1).then_some(me / 2)
+    } else {
+        Some(me - rem)
+    };
+    if let Some(nr) = newrank {
+        let mut mask = 1;
+        while mask < p {
+            let pn = nr ^ mask;
+            let partner = if pn < rem { 2 * pn + 1 } else { pn + rem };
+            let x = swap(dup, partner, Some(&acc), true)?;
+            digest::combine(&x, &mut acc);
+            mask <<= 1;
+        }
+    }
+    if folded {
+        if me % 2 == 1 {
+            swap(dup, me - 1, Some(&acc), false)?;
+        } else {
+            acc = swap(dup, me + 1, None, true)?;
+        }
+    }
+    Ok(acc)
+}
+
+/// Sends `send` to and/or receives a digest from `peer`, polled.
+fn swap(
+    dup: MPI_Comm,
+    peer: usize,
+    send: Option<&digest::Digest>,
+    recv: bool,
+) -> Result<digest::Digest, c_int> {
+    let mut got = [0u64; digest::WORDS];
+    let mut reqs = [request_null(), request_null()];
+    let n = (digest::WORDS * 8) as c_int;
+    // SAFETY: both buffers outlive the wait below.
+    let rc = unsafe {
+        let mut rc = 0;
+        if recv {
+            rc = PMPI_Irecv(
+                got.as_mut_ptr() as *mut c_void,
+                n,
+                byte(),
+                peer as c_int,
+                TAG_DIGEST,
+                dup,
+                &mut reqs[0],
+            );
+        }
+        if let (0, Some(d)) = (rc, send) {
+            rc = PMPI_Isend(
+                d.as_ptr() as *const c_void,
+                n,
+                byte(),
+                peer as c_int,
+                TAG_DIGEST,
+                dup,
+                &mut reqs[1],
+            );
+        }
+        rc
+    };
+    let waited = wait_all(&mut reqs);
+    ok(rc)?;
+    ok(waited)?;
+    Ok(got)
 }
 
 /// The same, posted (a nonblocking collective's check).
