@@ -791,7 +791,7 @@ pub fn allreduce_digest(
     place: (usize, usize),
     mine: &digest::Digest,
 ) -> Result<digest::Digest, c_int> {
-    if crate::report::config().timeout.is_some() {
+    if watched() {
         return doubling(dup, place.0, place.1, mine);
     }
     let (t, op) = digest_type_op()?;
@@ -938,7 +938,17 @@ pub unsafe fn iallreduce_digest(
 
 /// Waits for one of the checker's requests (polled: see `watchdog::poll`).
 pub fn wait_request(req: &mut MPI_Request) -> Result<(), c_int> {
+    if !watched() {
+        // SAFETY: the checker's own request.
+        return ok(unsafe { PMPI_Wait(req, RSMPI_STATUS_IGNORE) });
+    }
     watchdog::poll(|| test_request(req))
+}
+
+/// Whether waits are watched (`MPIX_CHECK_TIMEOUT` is not 0): then they
+/// are polled; otherwise they are MPI's blocking calls.
+fn watched() -> bool {
+    crate::report::config().timeout.is_some()
 }
 
 /// Tests one of the checker's requests: true when it completed.
@@ -1013,6 +1023,16 @@ pub fn exchange(
 }
 
 fn wait_all(reqs: &mut [MPI_Request]) -> c_int {
+    if !watched() {
+        // SAFETY: the checker's own requests, active or null.
+        return unsafe {
+            PMPI_Waitall(
+                reqs.len() as c_int,
+                reqs.as_mut_ptr(),
+                RSMPI_STATUSES_IGNORE,
+            )
+        };
+    }
     let r = watchdog::poll(|| {
         let mut flag: c_int = 0;
         // SAFETY: the checker's own requests, active or null.
@@ -1062,13 +1082,18 @@ pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
 pub fn recv_bytes(dup: MPI_Comm, source: usize, tag: c_int) -> Option<Vec<u8>> {
     // SAFETY: MPI_Status is plain data.
     let mut status: MPI_Status = unsafe { std::mem::zeroed() };
-    watchdog::poll(|| {
-        let mut flag: c_int = 0;
+    if watched() {
+        watchdog::poll(|| {
+            let mut flag: c_int = 0;
+            // SAFETY: probes the checker's duplicate.
+            ok(unsafe { PMPI_Iprobe(source as c_int, tag, dup, &mut flag, &mut status) })?;
+            Ok(flag != 0)
+        })
+        .ok()?;
+    } else {
         // SAFETY: probes the checker's duplicate.
-        ok(unsafe { PMPI_Iprobe(source as c_int, tag, dup, &mut flag, &mut status) })?;
-        Ok(flag != 0)
-    })
-    .ok()?;
+        ok(unsafe { PMPI_Probe(source as c_int, tag, dup, &mut status) }).ok()?;
+    }
     let mut n: c_int = 0;
     // SAFETY: the status of the probed message.
     ok(unsafe { PMPI_Get_count(&status, byte(), &mut n) }).ok()?;
