@@ -5,7 +5,7 @@
 //! stay below 30002, the fast path's is 32000), so it never matches a
 //! check's message. No message is sent unless a check times out.
 
-use super::{bits, byte, comm_world, from_bits, ok, request_null};
+use super::{bits, byte, comm_world, from_bits, ok};
 use crate::watchdog;
 use mpi_sys::*;
 use std::ffi::{c_int, c_void};
@@ -83,27 +83,9 @@ pub fn members(dup: u64) -> Vec<i32> {
     }
 }
 
-/// Sends bytes without waiting: the buffer is leaked and the request freed
-/// (a timeout's few small messages).
+/// Sends bytes without waiting (a timeout's few small messages).
 fn post(comm: MPI_Comm, dest: c_int, tag: c_int, bytes: Vec<u8>) {
-    let bytes = bytes.leak();
-    let mut req = request_null();
-    // SAFETY: the buffer is leaked, so it outlives the send.
-    let rc = unsafe {
-        PMPI_Isend(
-            bytes.as_ptr() as *const c_void,
-            bytes.len() as c_int,
-            byte(),
-            dest,
-            tag,
-            comm,
-            &mut req,
-        )
-    };
-    if rc == 0 {
-        // SAFETY: the request just made.
-        unsafe { PMPI_Request_free(&mut req) };
-    }
+    super::send_bytes(comm, dest.max(0) as usize, tag, bytes);
 }
 
 /// Receives a message `Iprobe` found (any source, `tag`), or None.

@@ -1054,8 +1054,9 @@ fn mxc_err_other_code() -> c_int {
     unsafe { mxc_err_other() }
 }
 
-/// Sends bytes to `dest` on the private duplicate without waiting: the
-/// buffer is leaked and the request freed (the error path only).
+/// Sends bytes to `dest` on a private communicator without waiting: the
+/// buffer is leaked and the request freed (the error and timeout paths
+/// only).
 pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
     let bytes = bytes.leak();
     let mut req = request_null();
