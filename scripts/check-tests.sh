@@ -147,14 +147,41 @@ rank $l etype = 1 x MPI_FLOAT: 1 element, 4 bytes
 rank $l has MPI_FLOAT at root MPI_FLOAT
 rank $l: call returned
 EOF2
+    # The timeouts name where each missing rank waits (the status channel).
+    if [ "$n" = 2 ]; then
+        upper="rank 1 (world rank 1)"; lower="rank 0 (world rank 0)"; rest="rank 1 (world rank 1)"
+    else
+        upper="ranks 2, 3 (world ranks 2, 3)"; lower="ranks 0, 1 (world ranks 0, 1)"; rest="ranks 1-3 (world ranks 1-3)"
+    fi
     scenario timeout-two-comms "$n" fail -- two_comms <<EOF2
 on comm1, call #1 there: no matching check from the other ranks after 3 s
 is waiting in MPI_Bcast (call #1 on comm1)
+mpix-check:   $upper: not arrived: waiting in MPI_Bcast (call #1 on comm2)
+mpix-check:   $lower: not arrived: waiting in MPI_Bcast (call #1 on comm1)
 EOF2
     scenario timeout-bcast-as-send "$n" fail -- bcast_as_send <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: no matching check from the other ranks after 3 s
 rank 0 is waiting in MPI_Bcast (call #1 on MPI_COMM_WORLD)
+mpix-check:   $rest: not arrived: not in any checked call (busy, or blocked outside MPI collectives)
 EOF2
+    scenario inter-two-roots "$n" fail -- inter_two_roots <<EOF2
+mpix-check: MPI_Bcast on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the roots break the intercommunicator rule
+group rank 0: MPI_ROOT
+EOF2
+    scenario inter-signature "$n" fail -- inter_allgather <<EOF2
+mpix-check: MPI_Allgather on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the type signatures of the data remote group rank 0 sends to local group rank 0 do not match
+remote group rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes
+local group rank 0 receives (recvcount, recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
+remote group rank 0 has MPI_INT at root MPI_INT
+local group rank 0 has MPI_FLOAT at root MPI_FLOAT
+EOF2
+    if [ "$n" = 4 ]; then # one rank per group at -n 2: high cannot differ within a group
+        scenario inter-merge-high "$n" fail -- inter_high <<EOF2
+mpix-check: MPI_Intercomm_merge on an unnamed intercommunicator (2 local, 2 remote ranks), call #1 there: the ranks passed different high
+mpix-check:   local group rank 0: high 0
+mpix-check:   local group rank 1: high 1
+EOF2
+    fi
     scenario errors-return "$n" ok -- errors_return <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
 rank 0: MPI_Bcast returned an error: mpix-check: inconsistent collective call

@@ -216,8 +216,84 @@ impl Call {
         }
     }
 
+    /// What this rank sends to and expects from merged rank `j` of an
+    /// intercommunicator: data moves only between the two groups, by the
+    /// standard's intercommunicator rules (the root group's MPI_ROOT rank
+    /// sends to or receives from every rank of the other group, which names
+    /// it by its rank; MPI_PROC_NULL ranks move nothing). A reduction's
+    /// pairs carry the whole vector each side reduces.
+    fn inter_pair(&self, x: &mpi::Inter, j: usize) -> (Part, Part) {
+        let Some(&(false, jr)) = x.who.get(j) else {
+            return (None, None);
+        };
+        let is_root = self.root == mpi::root_constant();
+        let to_root = self.root >= 0 && jr == self.root as usize;
+        let send = (self.scount, self.stype);
+        let recv = (self.rcount, self.rtype);
+        let from = |counts: Counts, t| (counts.at(jr), t);
+        match self.coll {
+            Coll::Bcast | Coll::Scatter => (
+                is_root.then_some(send),
+                to_root.then_some(if self.coll == Coll::Bcast { send } else { recv }),
+            ),
+            Coll::Scatterv => (
+                is_root.then(|| from(self.scounts, self.stype)),
+                to_root.then_some(recv),
+            ),
+            Coll::Gather => (to_root.then_some(send), is_root.then_some(recv)),
+            Coll::Gatherv => (
+                to_root.then_some(send),
+                is_root.then(|| from(self.rcounts, self.rtype)),
+            ),
+            Coll::Reduce => (to_root.then_some(send), is_root.then_some(send)),
+            Coll::Allgather | Coll::Alltoall => (Some(send), Some(recv)),
+            Coll::Allgatherv => (Some(send), Some(from(self.rcounts, self.rtype))),
+            Coll::Alltoallv => (
+                Some(from(self.scounts, self.stype)),
+                Some(from(self.rcounts, self.rtype)),
+            ),
+            Coll::Alltoallw => (
+                Some(from(self.scounts, Call::type_at(self.stypes, jr))),
+                Some(from(self.rcounts, Call::type_at(self.rtypes, jr))),
+            ),
+            Coll::Allreduce => (Some(send), Some(send)),
+            // Each group reduces a vector of n × recvcount (or the sum of
+            // recvcounts) elements of its own group's n: the two must agree.
+            Coll::ReduceScatterBlock => {
+                let total = (self.scount.saturating_mul(x.local.len() as i64), self.stype);
+                (Some(total), Some(total))
+            }
+            Coll::ReduceScatter => {
+                let n: i64 = (0..x.local.len()).map(|i| self.rcounts.at(i)).sum();
+                (Some((n, self.stype)), Some((n, self.stype)))
+            }
+            _ => (None, None),
+        }
+    }
+
+    /// An intercommunicator root argument as records hold it.
+    fn inter_root(&self) -> i64 {
+        if self.root == mpi::root_constant() {
+            ROOT_ARG
+        } else if self.root == mpi::proc_null() {
+            PROC_NULL_ARG
+        } else {
+            self.root as i64
+        }
+    }
+
     fn pair_names(&self) -> (&'static str, &'static str) {
         match self.coll {
+            Coll::Bcast | Coll::Reduce | Coll::Allreduce => {
+                ("(count, datatype)", "(count, datatype)")
+            }
+            Coll::Gather | Coll::Scatter | Coll::Allgather | Coll::Alltoall => {
+                ("(sendcount, sendtype)", "(recvcount, recvtype)")
+            }
+            Coll::ReduceScatter | Coll::ReduceScatterBlock => (
+                "(its group's vector, datatype)",
+                "(its group's vector, datatype)",
+            ),
             Coll::Gatherv => ("(sendcount, sendtype)", "(recvcounts[i], recvtype)"),
             Coll::Scatterv => ("(sendcounts[i], sendtype)", "(recvcount, recvtype)"),
             Coll::Allgatherv => ("(sendcount, sendtype)", "(recvcounts[i], recvtype)"),
@@ -239,8 +315,30 @@ impl Call {
     }
 
     fn record(&self, st: &State) -> Record {
-        let (a, b) = self.sides(st.rank);
         let (op, commute) = self.op.map(mpi::op_identity).unwrap_or((0, 0));
+        if let Some(x) = &st.inter {
+            // Signatures go pair by pair; MPI_IN_PLACE has no
+            // intercommunicator form.
+            return Record {
+                call: self.coll as u64 | self.form.bits(),
+                seq: st.seq,
+                root: if self.coll.rooted() {
+                    self.inter_root()
+                } else {
+                    -1
+                },
+                op,
+                commute,
+                in_place: IN_PLACE_NA,
+                a: Sig::NONE,
+                b: Sig::NONE,
+                extra: self.extra_word(st),
+                size: st.size as u64,
+                group: x.group_of(x.local.get(st.rank).copied().unwrap_or(0)),
+                grank: st.rank as u64,
+            };
+        }
+        let (a, b) = self.sides(st.rank);
         Record {
             call: self.coll as u64 | self.form.bits(),
             seq: st.seq,
@@ -258,12 +356,18 @@ impl Call {
             },
             a: a.map_or(Sig::NONE, |(c, t)| sig_of(c, t)),
             b: b.map_or(Sig::NONE, |(c, t)| sig_of(c, t)),
-            extra: if self.coll == Coll::ReduceScatter {
-                hash_words((0..st.size).map(|i| self.rcounts.at(i) as u64))
-            } else {
-                self.extra
-            },
+            extra: self.extra_word(st),
             size: st.size as u64,
+            group: GROUP_INTRA,
+            grank: st.rank as u64,
+        }
+    }
+
+    fn extra_word(&self, st: &State) -> u64 {
+        if self.coll == Coll::ReduceScatter {
+            hash_words((0..st.size).map(|i| self.rcounts.at(i) as u64))
+        } else {
+            self.extra
         }
     }
 }
@@ -488,13 +592,77 @@ fn rank_role(call: &Call, r: usize) -> String {
     }
 }
 
+/// This rank's place in the checks' exchanges (its merged rank on an
+/// intercommunicator) and the number of ranks that take part.
+fn place(st: &State) -> (usize, usize) {
+    match &st.inter {
+        Some(x) => (x.local.get(st.rank).copied().unwrap_or(0), x.who.len()),
+        None => (st.rank, st.size),
+    }
+}
+
+/// What this rank sends to and expects from exchange rank `j`.
+fn pair_at(call: &Call, st: &State, j: usize) -> (Part, Part) {
+    match &st.inter {
+        Some(x) => call.inter_pair(x, j),
+        None => call.pair(st.rank, j),
+    }
+}
+
+/// Exchange rank `m` as the user knows it: its rank in its group.
+fn user_rank(st: &State, m: usize) -> usize {
+    match &st.inter {
+        Some(x) => x.who.get(m).map_or(m, |w| w.1),
+        None => m,
+    }
+}
+
+/// "rank 3", or on an intercommunicator "local group rank 0" / "remote
+/// group rank 1" (as the reporting rank sees the groups).
+fn label(st: &State, m: usize) -> String {
+    match &st.inter {
+        Some(x) => {
+            let (local, r) = x.who.get(m).copied().unwrap_or((true, m));
+            let g = if local { "local" } else { "remote" };
+            format!("{g} group rank {r}")
+        }
+        None => format!("rank {m}"),
+    }
+}
+
+/// "ranks 0-2, 5", or per group on an intercommunicator.
+fn rank_set(st: &State, ranks: &[usize]) -> String {
+    let text = |r: &[usize]| {
+        let s = if r.len() == 1 { "rank" } else { "ranks" };
+        format!("{s} {}", ranks_text(r))
+    };
+    let Some(x) = &st.inter else {
+        return text(ranks);
+    };
+    let side = |local: bool| -> Vec<usize> {
+        let mut v: Vec<usize> = ranks
+            .iter()
+            .filter_map(|&m| x.who.get(m).filter(|w| w.0 == local).map(|w| w.1))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    [(true, "local"), (false, "remote")]
+        .iter()
+        .map(|&(l, g)| (side(l), g))
+        .filter(|(v, _)| !v.is_empty())
+        .map(|(v, g)| format!("{g} group {}", text(&v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn base_report(call: &Call, st: &State, kind: &'static str, summary: String) -> Report {
     Report {
         call: call.name(),
-        comm: st
-            .label
-            .clone()
-            .unwrap_or_else(|| mpi::comm_name(call.comm, st.size)),
+        comm: st.label.clone().unwrap_or_else(|| match st.inter {
+            Some(_) => mpi::inter_name(call.comm),
+            None => mpi::comm_name(call.comm, st.size),
+        }),
         seq: st.seq,
         rank: st.rank,
         size: st.size,
@@ -506,11 +674,8 @@ fn base_report(call: &Call, st: &State, kind: &'static str, summary: String) -> 
 }
 
 /// The report lines of a finding every rank sees in the records.
-fn group_lines(call: &Call, recs: &[Record], f: &Finding) -> (String, Vec<String>) {
-    let ranks = |r: &[usize]| {
-        let s = if r.len() == 1 { "rank" } else { "ranks" };
-        format!("{s} {}", ranks_text(r))
-    };
+fn group_lines(call: &Call, st: &State, recs: &[Record], f: &Finding) -> (String, Vec<String>) {
+    let ranks = |r: &[usize]| rank_set(st, r);
     match f {
         Finding::Call(g) => (
             "the ranks are in different collective calls".into(),
@@ -531,6 +696,19 @@ fn group_lines(call: &Call, recs: &[Record], f: &Finding) -> (String, Vec<String
             },
             g.iter()
                 .map(|(v, r)| format!("{}: root {v}", ranks(r)))
+                .collect(),
+        ),
+        Finding::InterRoot(g) => (
+            "the roots break the intercommunicator rule (in one group one rank passes MPI_ROOT and the others MPI_PROC_NULL; the other group passes the root's rank)".into(),
+            g.iter()
+                .map(|((_, v), r)| {
+                    let what = match *v {
+                        ROOT_ARG => "MPI_ROOT".to_string(),
+                        PROC_NULL_ARG => "MPI_PROC_NULL".to_string(),
+                        v => format!("root {v}"),
+                    };
+                    format!("{}: {what}", ranks(r))
+                })
                 .collect(),
         ),
         Finding::Op(g) => (
@@ -664,10 +842,10 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
         }
         return;
     }
-    if !f.reporters().contains(&me) {
+    if !f.reporters().contains(&place(st).0) {
         return;
     }
-    let (summary, details) = group_lines(call, recs, f);
+    let (summary, details) = group_lines(call, st, recs, f);
     let mut r = base_report(call, st, f.kind(), summary);
     r.details = details;
     r.emit(world);
@@ -691,7 +869,7 @@ fn enabled(call: &mut Call) -> Option<&'static mut State> {
         Some(object) => mpi::object_state(object),
         None => mpi::state(call.comm),
     }
-    .filter(|st| !st.inter)?;
+    .filter(|st| !st.unchecked)?;
     if call.coll.neighborhood() {
         if st.topo.is_none() {
             st.topo = mpi::topology(call.comm).map(Arc::new);
@@ -708,6 +886,8 @@ fn arm(call: &Call, st: &State, phase: Phase) -> Option<watchdog::Guard> {
         call: call.coll as u64 | call.form.bits(),
         seq: st.seq,
         comm: st.comm,
+        id: st.id,
+        dup: mpi::bits(st.dup),
         rank: st.rank,
         size: st.size,
         phase,
@@ -730,7 +910,34 @@ fn exchange_failed(call: &Call, rc: c_int) -> Result<(), c_int> {
 /// One rank's digest of a call (the fast path's contribution).
 fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
     let mut b = digest::Builder::new(rec);
-    if let Some(t) = &call.topo {
+    if let Some(x) = &st.inter {
+        let me = place(st).0;
+        if call.coll.rooted() {
+            b.root_claim(match rec.root {
+                ROOT_ARG => Some(me as u64),
+                PROC_NULL_ARG => None,
+                // A rank outside the remote group claims a root nobody is.
+                r => Some(
+                    usize::try_from(r)
+                        .ok()
+                        .and_then(|r| x.remote.get(r).copied())
+                        .map_or(u64::MAX - 1, |m| m as u64),
+                ),
+            });
+            if call.coll.has_op() && rec.root == PROC_NULL_ARG {
+                b.no_op();
+            }
+        }
+        for j in 0..x.who.len() {
+            let (s, r) = call.inter_pair(x, j);
+            if let Some((c, t)) = s {
+                b.pair(me, j, 0, sig_of(c, t), true);
+            }
+            if let Some((c, t)) = r {
+                b.pair(j, me, 0, sig_of(c, t), false);
+            }
+        }
+    } else if let Some(t) = &call.topo {
         // Each edge with its occurrence among the edges between the same
         // two ranks: MPI pairs repeated edges in order.
         let occurrence =
@@ -773,7 +980,7 @@ pub fn blocking(mut call: Call) -> Result<(), c_int> {
     let mine = digest_of(call, st, &rec);
     let reduced = {
         let _w = arm(call, st, Phase::Arguments);
-        mpi::allreduce_digest(st.dup, &mine)
+        mpi::allreduce_digest(st.dup, place(st), &mine)
     };
     match reduced {
         Ok(r) if digest::consistent(&r) => Ok(()),
@@ -794,14 +1001,10 @@ fn tag(seq: u64, phase: Phase) -> c_int {
 fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
     let _w = arm(call, st, Phase::Records);
     let words = rec.to_words();
-    let all = match mpi::exchange(
-        st.dup,
-        tag(st.seq, Phase::Records),
-        st.rank,
-        st.size,
-        WORDS,
-        |_| words.to_vec(),
-    ) {
+    let (me, n) = place(st);
+    let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Records), me, n, WORDS, |_| {
+        words.to_vec()
+    }) {
         Ok(a) => a,
         Err(rc) => return exchange_failed(call, rc),
     };
@@ -811,7 +1014,7 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
         settle(call, st);
         return conclude(call);
     }
-    if call.coll.pairwise() {
+    if call.coll.pairwise() || st.inter.is_some() {
         return pairwise(call, st);
     }
     Ok(())
@@ -820,24 +1023,19 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
 /// Every rank has printed before any rank's error handler may end the job.
 fn settle(call: &Call, st: &State) {
     watchdog::phase(Phase::Report);
-    let _ = mpi::exchange(
-        st.dup,
-        tag(st.seq, Phase::Report),
-        st.rank,
-        st.size,
-        0,
-        |_| vec![],
-    );
+    let (me, n) = place(st);
+    let _ = mpi::exchange(st.dup, tag(st.seq, Phase::Report), me, n, 0, |_| vec![]);
     let _ = call;
 }
 
 /// What this rank sends to each rank, as signatures in words, and what it
 /// expects from each.
 fn pair_rows(call: &Call, st: &State) -> (Vec<u64>, Vec<Sig>) {
-    let mut send = Vec::with_capacity(4 * st.size);
-    let mut expect = Vec::with_capacity(st.size);
-    for j in 0..st.size {
-        let (s, r) = call.pair(st.rank, j);
+    let n = place(st).1;
+    let mut send = Vec::with_capacity(4 * n);
+    let mut expect = Vec::with_capacity(n);
+    for j in 0..n {
+        let (s, r) = pair_at(call, st, j);
         send.extend_from_slice(&s.map_or(Sig::NONE, |(c, t)| sig_of(c, t)).to_words());
         expect.push(r.map_or(Sig::NONE, |(c, t)| sig_of(c, t)));
     }
@@ -858,29 +1056,18 @@ fn first_bad(incoming: &[u64], expect: &[Sig]) -> Option<usize> {
 /// it expects, and all ranks learn which pairs differ.
 fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
     let (send, expect) = pair_rows(call, st);
+    let (me, n) = place(st);
     watchdog::phase(Phase::Signatures);
-    let incoming = match mpi::exchange(
-        st.dup,
-        tag(st.seq, Phase::Signatures),
-        st.rank,
-        st.size,
-        4,
-        |j| send[4 * j..4 * j + 4].to_vec(),
-    ) {
+    let incoming = match mpi::exchange(st.dup, tag(st.seq, Phase::Signatures), me, n, 4, |j| {
+        send[4 * j..4 * j + 4].to_vec()
+    }) {
         Ok(v) => v,
         Err(rc) => return exchange_failed(call, rc),
     };
     let bad = first_bad(&incoming, &expect);
     let mine = bad.map_or(u64::MAX, |b| b as u64);
     watchdog::phase(Phase::Pairs);
-    let all = match mpi::exchange(
-        st.dup,
-        tag(st.seq, Phase::Pairs),
-        st.rank,
-        st.size,
-        1,
-        |_| vec![mine],
-    ) {
+    let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Pairs), me, n, 1, |_| vec![mine]) {
         Ok(v) => v,
         Err(rc) => return exchange_failed(call, rc),
     };
@@ -890,8 +1077,8 @@ fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
     let t = tag(st.seq, Phase::Type);
     // Senders of differing pairs send their (count, type).
     for (j, &i) in all.iter().enumerate() {
-        if i == st.rank as u64 && j != st.rank {
-            if let (Some((c, ty)), _) = call.pair(st.rank, j) {
+        if i == me as u64 && j != me {
+            if let (Some((c, ty)), _) = pair_at(call, st, j) {
                 mpi::send_bytes(st.dup, j, t, pack_type(c, ty));
             }
         }
@@ -905,38 +1092,34 @@ fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
 }
 
 fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int) {
-    let me = st.rank;
+    let me = place(st).0;
     let (sname, rname) = call.pair_names();
+    let (li, lme) = (label(st, i), label(st, me));
     let mut r = base_report(
         call,
         st,
         "datatype",
-        format!("the type signatures of the data rank {i} sends to rank {me} do not match"),
+        format!("the type signatures of the data {li} sends to {lme} do not match"),
     );
     let remote = if i == me {
-        call.pair(me, me).0.map(|(c, ty)| (c, ty, false))
+        pair_at(call, st, me).0.map(|(c, ty)| (c, ty, false))
     } else {
         watchdog::phase(Phase::Type);
         mpi::recv_bytes(st.dup, i, t).and_then(|b| unpack_type(&b))
     };
-    let sname = sname.replace("[i]", &format!("[{me}]"));
-    let rname = rname.replace("[i]", &format!("[{i}]"));
-    let (_, mine) = call.pair(me, i);
+    let sname = sname.replace("[i]", &format!("[{}]", user_rank(st, me)));
+    let rname = rname.replace("[i]", &format!("[{}]", user_rank(st, i)));
+    let (_, mine) = pair_at(call, st, i);
     let Some((mc, mt)) = mine else { return };
     match remote {
         Some((c, ty, owned)) => {
+            r.details
+                .push(format!("{li} sends {sname} = {}", sig_text(c, ty, &got)));
             r.details.push(format!(
-                "rank {i} sends {sname} = {}",
-                sig_text(c, ty, &got)
-            ));
-            r.details.push(format!(
-                "rank {me} receives {rname} = {}",
+                "{lme} receives {rname} = {}",
                 sig_text(mc, mt, &want)
             ));
-            let (lines, fields) = difference_lines(
-                (&format!("rank {i}"), c, ty),
-                (&format!("rank {me}"), mc, mt),
-            );
+            let (lines, fields) = difference_lines((&li, c, ty), (&lme, mc, mt));
             r.details.extend(lines);
             r.fields.extend(fields);
             if owned && i != me {
@@ -944,12 +1127,10 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
             }
         }
         None => {
+            r.details
+                .push(format!("{li} sends {sname} = {}", sig_text_remote(&got)));
             r.details.push(format!(
-                "rank {i} sends {sname} = {}",
-                sig_text_remote(&got)
-            ));
-            r.details.push(format!(
-                "rank {me} receives {rname} = {}",
+                "{lme} receives {rname} = {}",
                 sig_text(mc, mt, &want)
             ));
             r.details
@@ -1050,7 +1231,9 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
         seq: p.seq,
         rank: st.rank,
         size: st.size,
-        inter: false,
+        unchecked: false,
+        inter: st.inter.clone(),
+        id: st.id,
         comm: st.comm,
         topo: st.topo.clone(),
         label: st.label.clone(),

@@ -21,7 +21,7 @@
 //!   what it expects. The sum over all ranks is zero when every pair
 //!   matches (and otherwise zero with probability about 2^-64).
 
-use crate::record::{Record, Sig, PACKED, UNKNOWN};
+use crate::record::{Record, Sig, GROUP_HIGH, PACKED, UNKNOWN};
 
 /// Equality words, in order.
 const CALL: usize = 0;
@@ -35,7 +35,10 @@ const SIG_HASH: usize = 7;
 const SIG_COUNT: usize = 8;
 /// The flag word (read as OR).
 const SLOW: usize = 9;
-const EQ: usize = 10;
+/// The `extra` word of an intercommunicator's high group (EXTRA holds the
+/// low group's): such arguments must agree within each group only.
+const EXTRA_HIGH: usize = 10;
+const EQ: usize = 11;
 
 /// The words of the bitwise-AND part: (x, !x) for each equality word.
 pub const AND_WORDS: usize = 2 * EQ;
@@ -65,7 +68,13 @@ impl Builder {
         b.eq(OP, rec.op);
         b.eq(COMMUTE, rec.commute);
         b.eq(IN_PLACE, rec.in_place);
-        b.eq(EXTRA, rec.extra);
+        if rec.group == GROUP_HIGH {
+            b.absent(EXTRA);
+            b.eq(EXTRA_HIGH, rec.extra);
+        } else {
+            b.eq(EXTRA, rec.extra);
+            b.absent(EXTRA_HIGH);
+        }
         b.eq(SLOW, 0);
         for s in [rec.a, rec.b] {
             b.uniform(s);
@@ -85,6 +94,23 @@ impl Builder {
     fn absent(&mut self, i: usize) {
         self.d[2 * i] = u64::MAX;
         self.d[2 * i + 1] = u64::MAX;
+    }
+
+    /// An intercommunicator's root word: the root's rank in the merged
+    /// communicator as this rank names it (None: MPI_PROC_NULL, no claim).
+    /// Two MPI_ROOTs, or a group naming another rank, disagree here.
+    pub fn root_claim(&mut self, claim: Option<u64>) {
+        match claim {
+            Some(r) => self.eq(ROOT, r),
+            None => self.absent(ROOT),
+        }
+    }
+
+    /// The op takes no part on this rank (an intercommunicator's
+    /// MPI_PROC_NULL ranks of a reduction).
+    pub fn no_op(&mut self) {
+        self.absent(OP);
+        self.absent(COMMUTE);
     }
 
     fn slow(&mut self) {
@@ -197,6 +223,8 @@ mod tests {
             b,
             extra: 0,
             size: 4,
+            group: 0,
+            grank: 0,
         }
     }
 
@@ -250,6 +278,35 @@ mod tests {
         // No rank with a signature (Barrier): consistent.
         let none = rec(Sig::NONE, Sig::NONE);
         assert!(verdict(&[none, none]));
+    }
+
+    #[test]
+    fn intercommunicator_words_agree_within_each_group() {
+        use crate::record::GROUP_LOW;
+        let side = |group, extra| Record {
+            group,
+            extra,
+            ..rec(Sig::NONE, Sig::NONE)
+        };
+        let (l0, h1) = (side(GROUP_LOW, 0), side(GROUP_HIGH, 1));
+        assert!(verdict(&[l0, l0, h1, h1]));
+        assert!(!verdict(&[l0, side(GROUP_LOW, 1), h1, h1]));
+        // Roots: one claim from the MPI_ROOT rank and the other group, none
+        // from MPI_PROC_NULL ranks; a second MPI_ROOT claims itself.
+        let claim = |c: Option<u64>| {
+            let mut b = Builder::new(&l0);
+            b.root_claim(c);
+            b.finish()
+        };
+        let good = [claim(Some(1)), claim(None), claim(Some(1)), claim(Some(1))];
+        assert!(consistent(&reduce(&good)));
+        let two = [
+            claim(Some(1)),
+            claim(Some(0)),
+            claim(Some(1)),
+            claim(Some(1)),
+        ];
+        assert!(!consistent(&reduce(&two)));
     }
 
     #[test]

@@ -119,6 +119,7 @@ pub enum Coll {
     FileReadOrderedEnd,
     FileWriteOrderedBegin,
     FileWriteOrderedEnd,
+    IntercommMerge,
 }
 
 /// Added to a call's code for its nonblocking form.
@@ -161,7 +162,7 @@ pub enum Reference {
 }
 
 impl Coll {
-    pub const ALL: [Coll; 54] = [
+    pub const ALL: [Coll; 55] = [
         Coll::Barrier,
         Coll::Bcast,
         Coll::Gather,
@@ -216,6 +217,7 @@ impl Coll {
         Coll::FileReadOrderedEnd,
         Coll::FileWriteOrderedBegin,
         Coll::FileWriteOrderedEnd,
+        Coll::IntercommMerge,
     ];
 
     pub fn from_code(code: u64) -> Option<(Coll, Form)> {
@@ -290,6 +292,7 @@ impl Coll {
             Coll::FileReadOrderedEnd => "File_read_ordered_end",
             Coll::FileWriteOrderedBegin => "File_write_ordered_begin",
             Coll::FileWriteOrderedEnd => "File_write_ordered_end",
+            Coll::IntercommMerge => "Intercomm_merge",
         }
     }
 
@@ -399,6 +402,7 @@ impl Coll {
         matches!(
             self,
             Coll::IntercommCreate
+                | Coll::IntercommMerge
                 | Coll::WinFence
                 | Coll::FileSetSize
                 | Coll::FilePreallocate
@@ -413,6 +417,7 @@ impl Coll {
             Coll::CartCreate | Coll::CartMap => Some("dims and periods"),
             Coll::GraphCreate | Coll::GraphMap => Some("graph (index and edges)"),
             Coll::IntercommCreate => Some("tag"),
+            Coll::IntercommMerge => Some("high"),
             Coll::WinFence => Some("assert"),
             Coll::FileOpen => Some("filename and amode"),
             Coll::FileSetSize | Coll::FilePreallocate => Some("size"),
@@ -444,9 +449,26 @@ pub struct Record {
     /// or a scalar such as a tag.
     pub extra: u64,
     pub size: u64,
+    /// The rank's group on an intercommunicator (`GROUP_LOW`, `GROUP_HIGH`;
+    /// `GROUP_INTRA` on an intracommunicator) and its rank in that group.
+    pub group: u64,
+    pub grank: u64,
 }
 
-pub const WORDS: usize = 16;
+pub const WORDS: usize = 18;
+
+/// An intracommunicator's records.
+pub const GROUP_INTRA: u64 = 0;
+/// On an intercommunicator: the group that holds rank 0 of the checker's
+/// merged communicator, and the other.
+pub const GROUP_LOW: u64 = 1;
+pub const GROUP_HIGH: u64 = 2;
+
+/// An intercommunicator's root argument in a record: MPI_ROOT and
+/// MPI_PROC_NULL (whose values are the MPI's own) as these, a rank of the
+/// remote group as itself.
+pub const ROOT_ARG: i64 = -2;
+pub const PROC_NULL_ARG: i64 = -3;
 
 impl Record {
     pub fn to_words(&self) -> [u64; WORDS] {
@@ -461,6 +483,8 @@ impl Record {
         w[10..14].copy_from_slice(&self.b.to_words());
         w[14] = self.extra;
         w[15] = self.size;
+        w[16] = self.group;
+        w[17] = self.grank;
         w
     }
 
@@ -476,6 +500,8 @@ impl Record {
             b: Sig::from_words(&w[10..14]),
             extra: w[14],
             size: w[15],
+            group: w[16],
+            grank: w[17],
         }
     }
 
@@ -512,6 +538,10 @@ pub enum Finding {
     Op(Vec<((u64, u64), Vec<usize>)>),
     InPlace(Vec<(u64, Vec<usize>)>),
     Extra(Vec<(u64, Vec<usize>)>),
+    /// An intercommunicator's roots break its rule (one group passes
+    /// MPI_ROOT once and MPI_PROC_NULL elsewhere, the other the root's
+    /// rank): the ranks grouped by (group, root argument).
+    InterRoot(Vec<((u64, i64), Vec<usize>)>),
     /// The reference side and every rank's side that differs from it.
     Signature {
         reference: (usize, Side),
@@ -523,7 +553,7 @@ impl Finding {
     pub fn kind(&self) -> &'static str {
         match self {
             Finding::Call(_) => "call",
-            Finding::Root(_) => "root",
+            Finding::Root(_) | Finding::InterRoot(_) => "root",
             Finding::Op(_) => "op",
             Finding::InPlace(_) => "in_place",
             Finding::Extra(_) => "argument",
@@ -540,6 +570,7 @@ impl Finding {
         let mut v = match self {
             Finding::Call(g) => firsts(g),
             Finding::Root(g) => firsts(g),
+            Finding::InterRoot(g) => firsts(g),
             Finding::Op(g) => firsts(g),
             Finding::InPlace(g) => firsts(g),
             Finding::Extra(g) => firsts(g),
@@ -570,6 +601,9 @@ pub fn evaluate(recs: &[Record]) -> Option<Finding> {
         return Some(Finding::Call(calls));
     }
     let (coll, _) = recs.first()?.coll()?;
+    if recs[0].group != GROUP_INTRA {
+        return evaluate_inter(coll, recs);
+    }
     if coll.rooted() {
         let roots = group(recs.iter().map(|r| r.root));
         if roots.len() > 1 {
@@ -595,6 +629,58 @@ pub fn evaluate(recs: &[Record]) -> Option<Finding> {
         }
     }
     signature_finding(coll, recs)
+}
+
+/// Whether an intercommunicator's roots follow the standard's rule: in
+/// one group exactly one rank passes MPI_ROOT and the others
+/// MPI_PROC_NULL, and every rank of the other group passes that rank.
+fn inter_roots_valid(recs: &[Record]) -> bool {
+    [GROUP_LOW, GROUP_HIGH].iter().any(|&g| {
+        let (mine, other): (Vec<&Record>, Vec<&Record>) = recs.iter().partition(|r| r.group == g);
+        let roots: Vec<&&Record> = mine.iter().filter(|r| r.root == ROOT_ARG).collect();
+        roots.len() == 1
+            && mine
+                .iter()
+                .all(|r| r.root == ROOT_ARG || r.root == PROC_NULL_ARG)
+            && other.iter().all(|r| r.root == roots[0].grank as i64)
+    })
+}
+
+/// The intercommunicator's evaluation (the call already agrees): roots by
+/// the intercommunicator rule, the op among the ranks it matters to, the
+/// `extra` argument within each group (`high` of `MPI_Intercomm_merge`).
+/// Signatures are checked pair by pair across the groups (`check`).
+fn evaluate_inter(coll: Coll, recs: &[Record]) -> Option<Finding> {
+    if coll.rooted() && !inter_roots_valid(recs) {
+        return Some(Finding::InterRoot(group(
+            recs.iter().map(|r| (r.group, r.root)),
+        )));
+    }
+    if coll.has_op() {
+        // The root group's MPI_PROC_NULL ranks take no part.
+        let takes_part = |r: &&Record| !(coll.rooted() && r.root == PROC_NULL_ARG);
+        let first = recs.iter().find(takes_part).map(|r| (r.op, r.commute));
+        let ops = group(recs.iter().map(|r| {
+            if takes_part(&r) {
+                (r.op, r.commute)
+            } else {
+                first.unwrap_or((r.op, r.commute))
+            }
+        }));
+        if ops.len() > 1 {
+            return Some(Finding::Op(ops));
+        }
+    }
+    if coll.extra_name().is_some() {
+        let ex = group(recs.iter().map(|r| (r.group, r.extra)));
+        let groups_of = |g: u64| ex.iter().filter(|((x, _), _)| *x == g).count();
+        if groups_of(GROUP_LOW) > 1 || groups_of(GROUP_HIGH) > 1 {
+            return Some(Finding::Extra(
+                ex.into_iter().map(|((_, v), r)| (v, r)).collect(),
+            ));
+        }
+    }
+    None
 }
 
 fn signature_finding(coll: Coll, recs: &[Record]) -> Option<Finding> {
@@ -683,6 +769,79 @@ mod tests {
             size: 4,
             ..Record::default()
         }
+    }
+
+    /// An intercommunicator of two groups of two: (group, grank, root).
+    fn inter(coll: Coll, roots: [(u64, u64, i64); 4]) -> Vec<Record> {
+        roots
+            .iter()
+            .map(|&(group, grank, root)| Record {
+                group,
+                grank,
+                ..rec(coll, root, Sig::NONE, Sig::NONE)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn intercommunicator_roots_follow_the_rule() {
+        let (l, h) = (GROUP_LOW, GROUP_HIGH);
+        let good = inter(
+            Coll::Bcast,
+            [
+                (l, 0, PROC_NULL_ARG),
+                (l, 1, ROOT_ARG),
+                (h, 0, 1),
+                (h, 1, 1),
+            ],
+        );
+        assert_eq!(evaluate(&good), None);
+        let two_roots = inter(
+            Coll::Bcast,
+            [(l, 0, ROOT_ARG), (l, 1, ROOT_ARG), (h, 0, 1), (h, 1, 1)],
+        );
+        assert!(matches!(evaluate(&two_roots), Some(Finding::InterRoot(_))));
+        let wrong_rank = inter(
+            Coll::Reduce,
+            [
+                (l, 0, PROC_NULL_ARG),
+                (l, 1, ROOT_ARG),
+                (h, 0, 0),
+                (h, 1, 0),
+            ],
+        );
+        assert!(matches!(evaluate(&wrong_rank), Some(Finding::InterRoot(_))));
+        let no_root = inter(
+            Coll::Gather,
+            [
+                (l, 0, PROC_NULL_ARG),
+                (l, 1, PROC_NULL_ARG),
+                (h, 0, 0),
+                (h, 1, 0),
+            ],
+        );
+        assert!(matches!(evaluate(&no_root), Some(Finding::InterRoot(_))));
+    }
+
+    #[test]
+    fn intercommunicator_extra_agrees_within_each_group() {
+        let (l, h) = (GROUP_LOW, GROUP_HIGH);
+        let mut recs = inter(
+            Coll::IntercommMerge,
+            [(l, 0, -1), (l, 1, -1), (h, 0, -1), (h, 1, -1)],
+        );
+        recs[2].extra = 1;
+        recs[3].extra = 1;
+        assert_eq!(evaluate(&recs), None);
+        recs[1].extra = 1;
+        assert_eq!(
+            evaluate(&recs),
+            Some(Finding::Extra(vec![
+                (0, vec![0]),
+                (1, vec![1]),
+                (1, vec![2, 3])
+            ]))
+        );
     }
 
     #[test]

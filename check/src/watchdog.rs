@@ -1,18 +1,27 @@
-//! Hangs become reports: the checks' exchanges are blocking MPI calls, so
-//! a rank whose partners never arrive would wait forever. Each thread
-//! marks the check it is waiting in (a few atomic stores, no lock, no
-//! clock read per call); a watchdog thread, started with the first check,
-//! looks at the marks a few times per timeout and reports a check that
-//! has not moved for `MPIX_CHECK_TIMEOUT` seconds. Under the default mode
-//! the job is then ended (`MPI_Abort`: the waiting thread is inside MPI and
-//! cannot return an error); under `MPIX_CHECK=warn` the report is printed
-//! once and the rank goes on waiting.
+//! Hangs become reports. A check's waits are nonblocking MPI requests
+//! polled by the waiting thread itself (`poll`), so a wait can end: each
+//! thread marks the check it waits in (a thread-local store per call), and
+//! a wait that has not completed after `MPIX_CHECK_TIMEOUT` seconds asks
+//! the ranks of the check's communicator where they are, on a private
+//! status channel (the checker's duplicate of `MPI_COMM_WORLD`). Ranks that
+//! are waiting in a check themselves (on any communicator) answer from
+//! their own poll loops; ranks that do not answer within a short grace are
+//! in no checked call. The report names, for each missing rank, the call
+//! and communicator it waits in, or says it is in none. Under the default
+//! mode the job is then ended (`MPI_Abort`, after a grace in which this
+//! rank still answers the others); under `MPIX_CHECK=warn` the report is
+//! printed once and the rank goes on waiting.
+//!
+//! A correct program never reaches the timeout: its waits are the polls of
+//! requests that complete, with a clock read every few hundred polls.
 
-use crate::record::Coll;
+use crate::mpi::channel::{self, Answer};
+use crate::record::{ranks_text, Coll};
 use crate::report::{config, Mode, Report};
+use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::ffi::c_int;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// What a thread is waiting for, as the report words it.
@@ -38,52 +47,10 @@ impl Phase {
             Phase::Report => "waiting for the other ranks to finish their reports",
         }
     }
-
-    fn from_word(w: u64) -> Phase {
-        [
-            Phase::Arguments,
-            Phase::Records,
-            Phase::Signatures,
-            Phase::Pairs,
-            Phase::Type,
-            Phase::Report,
-        ]
-        .get(w as usize)
-        .copied()
-        .unwrap_or(Phase::Arguments)
-    }
 }
 
-/// One thread's mark. `gen` is odd while the thread waits in a check (a
-/// seqlock: the watchdog trusts the other words only when `gen` did not
-/// change while it read them).
-#[derive(Default)]
-struct Slot {
-    gen: AtomicU64,
-    call: AtomicU64,
-    seq: AtomicU64,
-    comm: AtomicU64,
-    /// rank << 32 | size
-    place: AtomicU64,
-    phase: AtomicU64,
-}
-
-fn slots() -> &'static Mutex<Vec<Arc<Slot>>> {
-    static S: OnceLock<Mutex<Vec<Arc<Slot>>>> = OnceLock::new();
-    S.get_or_init(Default::default)
-}
-
-thread_local! {
-    static MINE: Arc<Slot> = {
-        let s = Arc::new(Slot::default());
-        slots().lock().unwrap_or_else(|e| e.into_inner()).push(s.clone());
-        start();
-        s
-    };
-}
-
-/// The names of the communicators the checker knows, for the watchdog's
-/// reports (it must not call MPI to ask: the waiting thread is inside MPI).
+/// The names of the communicators the checker knows, for reports and
+/// answers.
 fn names() -> &'static Mutex<HashMap<u64, String>> {
     static N: OnceLock<Mutex<HashMap<u64, String>>> = OnceLock::new();
     N.get_or_init(Default::default)
@@ -103,14 +70,33 @@ pub fn forget_name(comm: u64) {
         .remove(&comm);
 }
 
-/// What the waiting thread was checking (copied out of its slot).
+pub fn name_of(comm: u64, size: usize) -> String {
+    names()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&comm)
+        .cloned()
+        .unwrap_or_else(|| format!("an unnamed communicator of {size} ranks"))
+}
+
+/// The check a thread waits in.
+#[derive(Debug, Clone, Copy)]
 pub struct Waiting {
     pub call: u64,
     pub seq: u64,
+    /// The user communicator's (window's, file's) handle bits.
     pub comm: u64,
+    /// The communicator's identity, the same in all its processes.
+    pub id: u64,
+    /// The private communicator the check runs on (its handle bits).
+    pub dup: u64,
     pub rank: usize,
     pub size: usize,
     pub phase: Phase,
+}
+
+thread_local! {
+    static MINE: Cell<Option<Waiting>> = const { Cell::new(None) };
 }
 
 /// The mark of one check; cleared when dropped.
@@ -118,109 +104,186 @@ pub struct Guard(());
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        MINE.with(|s| s.gen.fetch_add(1, Ordering::Release));
+        MINE.with(|m| m.set(None));
     }
 }
 
 /// Marks this thread as waiting in a check until the guard drops.
 pub fn arm(w: Waiting) -> Option<Guard> {
     config().timeout?;
-    MINE.with(|s| {
-        s.call.store(w.call, Ordering::Relaxed);
-        s.seq.store(w.seq, Ordering::Relaxed);
-        s.comm.store(w.comm, Ordering::Relaxed);
-        s.place
-            .store((w.rank as u64) << 32 | w.size as u64, Ordering::Relaxed);
-        s.phase.store(w.phase as u64, Ordering::Relaxed);
-        s.gen.fetch_add(1, Ordering::Release);
-    });
+    MINE.with(|m| m.set(Some(w)));
     Some(Guard(()))
 }
 
 /// Moves this thread's mark on to the next phase of the same check.
 pub fn phase(p: Phase) {
     if config().timeout.is_some() {
-        MINE.with(|s| s.phase.store(p as u64, Ordering::Relaxed));
+        MINE.with(|m| {
+            if let Some(mut w) = m.get() {
+                w.phase = p;
+                m.set(Some(w));
+            }
+        });
     }
 }
 
-fn read(s: &Slot) -> Option<(u64, Waiting)> {
-    let g = s.gen.load(Ordering::Acquire);
-    if g % 2 == 0 {
-        return None;
-    }
-    let place = s.place.load(Ordering::Relaxed);
-    let w = Waiting {
-        call: s.call.load(Ordering::Relaxed),
-        seq: s.seq.load(Ordering::Relaxed),
-        comm: s.comm.load(Ordering::Relaxed),
-        rank: (place >> 32) as usize,
-        size: (place & 0xffff_ffff) as usize,
-        phase: Phase::from_word(s.phase.load(Ordering::Relaxed)),
-    };
-    (s.gen.load(Ordering::Acquire) == g).then_some((g, w))
+/// What this thread answers a status query with.
+pub fn current() -> Option<Waiting> {
+    MINE.with(|m| m.get())
 }
 
-fn start() {
-    static STARTED: OnceLock<()> = OnceLock::new();
+/// Polls between clock reads (a clock read costs about as much as a poll).
+const POLLS: u32 = 256;
+
+/// Waits until `step` says done (Ok(true)), polling it. Past the timeout
+/// the wait asks the ranks where they are and reports; while it waits
+/// longer than a moment it answers the others' queries.
+pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> {
     let Some(timeout) = config().timeout else {
-        return;
+        while !step()? {}
+        return Ok(());
     };
-    STARTED.get_or_init(|| {
-        let tick = (timeout / 8).clamp(Duration::from_millis(10), Duration::from_secs(1));
-        let spawned = std::thread::Builder::new()
-            .name("mpix-check watchdog".into())
-            .spawn(move || watch(timeout, tick));
-        if let Err(e) = spawned {
-            eprintln!("mpix-check: no watchdog thread ({e}): a hang will not be reported");
-        }
-    });
-}
-
-fn watch(timeout: Duration, tick: Duration) {
-    // Per slot: the generation first seen waiting, since when, and whether
-    // it was reported.
-    let mut seen: HashMap<usize, (u64, Instant, bool)> = HashMap::new();
+    let start = Instant::now();
+    let mut reported = false;
+    let mut n = 0u32;
     loop {
-        std::thread::sleep(tick);
-        let all: Vec<Arc<Slot>> = slots().lock().unwrap_or_else(|e| e.into_inner()).clone();
-        for s in &all {
-            let key = Arc::as_ptr(s) as usize;
-            let Some((g, w)) = read(s) else {
-                seen.remove(&key);
-                continue;
-            };
-            let e = seen.entry(key).or_insert((g, Instant::now(), false));
-            if e.0 != g {
-                *e = (g, Instant::now(), false);
-            }
-            if !e.2 && e.1.elapsed() >= timeout {
-                e.2 = true;
-                report(&w, timeout);
-                if config().mode == Mode::Fatal {
-                    // Ranks that wait in the same hang time out within a
-                    // tick or two of each other: let them print first.
-                    std::thread::sleep((2 * tick).max(Duration::from_millis(200)));
-                    crate::mpi::abort_job();
-                }
+        if step()? {
+            return Ok(());
+        }
+        n = n.wrapping_add(1);
+        if n % POLLS != 0 {
+            continue;
+        }
+        let waited = start.elapsed();
+        if waited < Duration::from_millis(1) {
+            continue;
+        }
+        channel::answer_queries();
+        if !reported && waited >= timeout {
+            reported = true;
+            if timed_out(timeout, &mut step)? {
+                return Ok(());
             }
         }
     }
 }
 
-fn report(w: &Waiting, timeout: Duration) {
-    let call = Coll::from_code(w.call)
+/// The grace other ranks get to answer (and to report themselves).
+fn grace(timeout: Duration) -> Duration {
+    (timeout / 4).clamp(Duration::from_millis(500), Duration::from_secs(5))
+}
+
+/// The timeout's query and report. Ok(true): the wait completed meanwhile
+/// (no report: the others were only slow).
+fn timed_out(
+    timeout: Duration,
+    step: &mut impl FnMut() -> Result<bool, c_int>,
+) -> Result<bool, c_int> {
+    let Some(w) = current() else {
+        return Ok(false);
+    };
+    let members = channel::members(w.dup);
+    let serial = channel::ask(&members);
+    let mut answers: HashMap<i32, Answer> = HashMap::new();
+    let until = Instant::now() + grace(timeout);
+    while Instant::now() < until {
+        for _ in 0..POLLS {
+            if step()? {
+                return Ok(true);
+            }
+        }
+        channel::answer_queries();
+        for a in channel::collect(serial) {
+            answers.insert(a.world, a);
+        }
+    }
+    report(&w, timeout, &members, &answers);
+    if config().mode == Mode::Fatal {
+        // Answer the ranks that time out a moment later, then end the job.
+        let until = Instant::now() + grace(timeout);
+        while Instant::now() < until {
+            let _ = step();
+            channel::answer_queries();
+        }
+        crate::mpi::abort_job();
+    }
+    Ok(false)
+}
+
+fn call_name(code: u64) -> String {
+    Coll::from_code(code)
         .map(|(c, nb)| c.name(nb))
-        .unwrap_or_else(|| "an MPI call".into());
-    let comm = names()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&w.comm)
-        .cloned()
-        .unwrap_or_else(|| format!("an unnamed communicator of {} ranks", w.size));
+        .unwrap_or_else(|| "an MPI call".into())
+}
+
+/// "rank 1 (world rank 1)", "ranks 2, 3 (world ranks 2, 3)".
+fn who(ranks: &[(usize, i32)]) -> String {
+    let r: Vec<usize> = ranks.iter().map(|x| x.0).collect();
+    let s = if r.len() == 1 { "" } else { "s" };
+    if ranks.iter().any(|x| x.1 < 0) {
+        return format!("rank{s} {}", ranks_text(&r));
+    }
+    let w: Vec<usize> = ranks.iter().map(|x| x.1 as usize).collect();
+    format!(
+        "rank{s} {} (world rank{s} {})",
+        ranks_text(&r),
+        ranks_text(&w)
+    )
+}
+
+fn report(w: &Waiting, timeout: Duration, members: &[i32], answers: &HashMap<i32, Answer>) {
+    let call = call_name(w.call);
+    let comm = name_of(w.comm, w.size);
+    let me = crate::mpi::world_rank_cached();
+    let mut details = vec![format!(
+        "rank {} is waiting in {call} (call #{} on {comm})",
+        w.rank, w.seq
+    )];
+    // The members by what they answered, in rank order of the private
+    // communicator (an intercommunicator's merged groups).
+    let mut groups: Vec<(String, Vec<(usize, i32)>)> = Vec::new();
+    let mut missing = Vec::new();
+    for (r, &world) in members.iter().enumerate() {
+        if world == me {
+            continue;
+        }
+        let text = match answers.get(&world) {
+            // A process of another job (spawned or connected): not asked.
+            None if world < 0 => {
+                "not asked (a process outside this job's MPI_COMM_WORLD)".to_string()
+            }
+            Some(a) if a.id == w.id && a.call == w.call && a.seq == w.seq => {
+                "in this check too (arrived)".to_string()
+            }
+            Some(a) => {
+                missing.push(world);
+                format!(
+                    "not arrived: waiting in {} (call #{} on {})",
+                    call_name(a.call),
+                    a.seq,
+                    a.name
+                )
+            }
+            None => {
+                missing.push(world);
+                "not arrived: not in any checked call (busy, or blocked outside MPI collectives)"
+                    .to_string()
+            }
+        };
+        match groups.iter_mut().find(|g| g.0 == text) {
+            Some(g) => g.1.push((r, world)),
+            None => groups.push((text, vec![(r, world)])),
+        }
+    }
+    if members.is_empty() {
+        details.push("(the other ranks could not be asked where they are)".into());
+    }
+    for (text, ranks) in &groups {
+        details.push(format!("{}: {text}", who(ranks)));
+    }
     let r = Report {
-        call: call.clone(),
-        comm: comm.clone(),
+        call,
+        comm,
         seq: w.seq,
         rank: w.rank,
         size: w.size,
@@ -230,11 +293,18 @@ fn report(w: &Waiting, timeout: Duration) {
             timeout.as_secs_f64(),
             w.phase.text()
         ),
-        details: vec![format!(
-            "rank {} is waiting in {call} (call #{} on {comm}); the other ranks are in another collective call, perhaps on another communicator, do not make this call, or are held up elsewhere (in the program or inside MPI); which ranks have not arrived cannot be known here",
-            w.rank, w.seq
+        details,
+        fields: vec![(
+            "not_arrived_world_ranks",
+            format!(
+                "[{}]",
+                missing
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
         )],
-        fields: vec![],
     };
-    r.emit(crate::mpi::world_rank_cached());
+    r.emit(me);
 }

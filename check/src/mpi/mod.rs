@@ -7,6 +7,7 @@
 //! check), cached on it as an attribute of the checker's keyval and freed
 //! with it (the keyval's delete callback).
 
+pub mod channel;
 pub mod wrap;
 
 use crate::digest;
@@ -66,6 +67,11 @@ pub fn byte() -> MPI_Datatype {
 pub fn root_constant() -> c_int {
     // SAFETY: returns the MPI_ROOT constant.
     unsafe { mxc_root() }
+}
+
+pub fn proc_null() -> c_int {
+    // SAFETY: returns the MPI_PROC_NULL constant.
+    unsafe { mxc_proc_null() }
 }
 
 pub fn comm_world() -> MPI_Comm {
@@ -250,15 +256,48 @@ pub fn topology(comm: MPI_Comm) -> Option<Topo> {
     None
 }
 
+/// An intercommunicator's two groups as the checker sees them: its checks
+/// run on a private intracommunicator that merges both groups (made with
+/// `MPI_Intercomm_merge`), in which every rank has its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inter {
+    /// This rank's group holds rank 0 of the merged communicator.
+    pub low: bool,
+    /// The merged rank of each rank of the local group, and of the remote.
+    pub local: Vec<usize>,
+    pub remote: Vec<usize>,
+    /// Each merged rank as (in the local group, rank in its group).
+    pub who: Vec<(bool, usize)>,
+}
+
+impl Inter {
+    /// The record's group of a merged rank (`GROUP_LOW` / `GROUP_HIGH`).
+    pub fn group_of(&self, merged: usize) -> u64 {
+        let local = self.who.get(merged).is_some_and(|w| w.0);
+        if local == self.low {
+            crate::record::GROUP_LOW
+        } else {
+            crate::record::GROUP_HIGH
+        }
+    }
+}
+
 /// The checker's state of one user communicator.
 pub struct State {
-    /// The private duplicate the checks run on (MPI_COMM_NULL for an
-    /// intercommunicator, which is not checked).
+    /// The private communicator the checks run on: a duplicate of an
+    /// intracommunicator, the merged groups of an intercommunicator.
     pub dup: MPI_Comm,
     pub seq: u64,
+    /// The rank and size of the (local) group, as the user knows them.
     pub rank: usize,
     pub size: usize,
-    pub inter: bool,
+    /// Not checked (a communicator the checker could not query or duplicate).
+    pub unchecked: bool,
+    /// An intercommunicator's groups.
+    pub inter: Option<std::sync::Arc<Inter>>,
+    /// The communicator's identity, the same in all its processes (its
+    /// first rank's world rank and count of states), for timeout reports.
+    pub id: u64,
     /// The user communicator's handle bits (its name's key for the watchdog).
     pub comm: u64,
     /// Its neighborhood, read at its first neighborhood collective.
@@ -331,33 +370,148 @@ pub fn state(comm: MPI_Comm) -> Option<&'static mut State> {
 /// whose handle is `key`), with its private duplicate. A communicator the
 /// checker cannot query or duplicate gets a state that checks nothing.
 fn new_state(comm: MPI_Comm, key: u64, label: Option<String>) -> Box<State> {
-    let (mut inter, mut rank, mut size) = (0, 0, 0);
+    let (mut is_inter, mut rank, mut size) = (0, 0, 0);
     let mut dup = comm_null();
-    // SAFETY: plain queries of a valid communicator, and its duplicate for
-    // the checker.
+    let mut inter = None;
+    // SAFETY: plain queries of a valid communicator, and its private
+    // duplicate (or merge) for the checker.
     let ok = unsafe {
-        ok(PMPI_Comm_test_inter(comm, &mut inter)).is_ok()
+        ok(PMPI_Comm_test_inter(comm, &mut is_inter)).is_ok()
             && ok(PMPI_Comm_rank(comm, &mut rank)).is_ok()
             && ok(PMPI_Comm_size(comm, &mut size)).is_ok()
-            && (inter != 0
-                || (ok(PMPI_Comm_dup(comm, &mut dup)).is_ok()
-                    && ok(PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN)).is_ok()))
+            && if is_inter != 0 {
+                // All processes pass the same `high`: the merged order is
+                // the MPI's choice, read back below.
+                ok(PMPI_Intercomm_merge(comm, 0, &mut dup)).is_ok()
+            } else {
+                ok(PMPI_Comm_dup(comm, &mut dup)).is_ok()
+            }
+            && ok(PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN)).is_ok()
     };
-    let name = label
-        .clone()
-        .unwrap_or_else(|| comm_name(comm, size.max(0) as usize));
+    let mut ok = ok;
+    if ok && is_inter != 0 {
+        inter = groups(comm, dup).map(std::sync::Arc::new);
+        ok = inter.is_some();
+    }
+    let id = if ok { identity(dup) } else { 0 };
+    let name = label.clone().unwrap_or_else(|| {
+        if is_inter != 0 {
+            inter_name(comm)
+        } else {
+            comm_name(comm, size.max(0) as usize)
+        }
+    });
     watchdog::set_name(key, name);
     Box::new(State {
         dup,
         seq: 0,
         rank: rank.max(0) as usize,
         size: size.max(0) as usize,
-        // Not checked: an intercommunicator, or one the checker cannot use.
-        inter: inter != 0 || !ok,
+        unchecked: !ok,
+        inter,
+        id,
         comm: key,
         topo: None,
         label,
     })
+}
+
+/// A new private communicator's identity: its rank 0's world rank and
+/// count of states made, broadcast (one small collective per communicator
+/// made, while all its members are in the call that makes it).
+fn identity(dup: MPI_Comm) -> u64 {
+    static MADE: AtomicU64 = AtomicU64::new(0);
+    let mine = (world_rank_cached().max(0) as u64) << 32 | MADE.fetch_add(1, Ordering::Relaxed);
+    let mut id = mine;
+    // SAFETY: one u64 from rank 0 of the checker's own communicator.
+    let rc = unsafe {
+        PMPI_Bcast(
+            &mut id as *mut u64 as *mut c_void,
+            1,
+            RSMPI_UINT64_T,
+            0,
+            dup,
+        )
+    };
+    if rc == 0 {
+        id
+    } else {
+        0
+    }
+}
+
+/// Where each rank of an intercommunicator's two groups sits in the
+/// merged communicator (local calls on the groups).
+fn groups(comm: MPI_Comm, merged: MPI_Comm) -> Option<Inter> {
+    let translate = |g: MPI_Group, mg: MPI_Group| -> Option<Vec<usize>> {
+        let mut n = 0;
+        // SAFETY: local queries of valid groups; both buffers hold n ranks.
+        unsafe {
+            ok(PMPI_Group_size(g, &mut n)).ok()?;
+            let from: Vec<c_int> = (0..n).collect();
+            let mut to = vec![0 as c_int; n.max(0) as usize];
+            ok(PMPI_Group_translate_ranks(
+                g,
+                n,
+                from.as_ptr(),
+                mg,
+                to.as_mut_ptr(),
+            ))
+            .ok()?;
+            to.into_iter().map(|r| usize::try_from(r).ok()).collect()
+        }
+    };
+    let mut g = [std::mem::MaybeUninit::<MPI_Group>::uninit(); 3];
+    // SAFETY: the local and remote groups and the merged one, freed below.
+    let made = unsafe {
+        ok(PMPI_Comm_group(comm, g[0].as_mut_ptr())).is_ok()
+            && ok(PMPI_Comm_remote_group(comm, g[1].as_mut_ptr())).is_ok()
+            && ok(PMPI_Comm_group(merged, g[2].as_mut_ptr())).is_ok()
+    };
+    if !made {
+        return None;
+    }
+    // SAFETY: all three were written.
+    let [mut lg, mut rg, mut mg] = g.map(|x| unsafe { x.assume_init() });
+    let local = translate(lg, mg);
+    let remote = translate(rg, mg);
+    // SAFETY: the groups made above.
+    unsafe {
+        PMPI_Group_free(&mut lg);
+        PMPI_Group_free(&mut rg);
+        PMPI_Group_free(&mut mg);
+    }
+    let (local, remote) = (local?, remote?);
+    let mut who = vec![(false, 0); local.len() + remote.len()];
+    for (i, &m) in local.iter().enumerate() {
+        *who.get_mut(m)? = (true, i);
+    }
+    for (i, &m) in remote.iter().enumerate() {
+        *who.get_mut(m)? = (false, i);
+    }
+    Some(Inter {
+        low: local.contains(&0),
+        local,
+        remote,
+        who,
+    })
+}
+
+/// An intercommunicator's name for reports: its name if set, else "an
+/// unnamed intercommunicator (N local, M remote ranks)".
+pub fn inter_name(comm: MPI_Comm) -> String {
+    let (mut n, mut m) = (0, 0);
+    // SAFETY: plain queries of a valid intercommunicator.
+    unsafe {
+        PMPI_Comm_size(comm, &mut n);
+        PMPI_Comm_remote_size(comm, &mut m);
+    }
+    let name = comm_name(comm, 0);
+    if name.starts_with("an unnamed") {
+        format!("an unnamed intercommunicator ({n} local, {m} remote ranks)")
+    } else {
+        name
+    }
 }
 
 /// The states of windows and files (which have no attributes the checker
@@ -407,7 +561,7 @@ pub fn object_freed(handle: u64) {
 
 fn free_state(mut st: State) {
     watchdog::forget_name(st.comm);
-    if !st.inter {
+    if bits(st.dup) != bits(comm_null()) {
         // SAFETY: the duplicate is the checker's own.
         unsafe { PMPI_Comm_free(&mut st.dup) };
     }
@@ -478,13 +632,14 @@ pub fn renamed(comm: MPI_Comm) {
     // SAFETY: plain queries of a valid communicator.
     unsafe {
         PMPI_Comm_test_inter(comm, &mut inter);
-        if inter != 0 {
-            PMPI_Comm_remote_size(comm, &mut size);
-        } else {
-            PMPI_Comm_size(comm, &mut size);
-        }
+        PMPI_Comm_size(comm, &mut size);
     }
-    watchdog::set_name(bits(comm), comm_name(comm, size.max(0) as usize));
+    let name = if inter != 0 {
+        inter_name(comm)
+    } else {
+        comm_name(comm, size.max(0) as usize)
+    };
+    watchdog::set_name(bits(comm), name);
 }
 
 /// The checker's error code (its own class, with its own string).
@@ -625,8 +780,20 @@ unsafe extern "C" fn combine_digests(
     }
 }
 
-/// The fast path's one collective: every rank's digest reduced.
-pub fn allreduce_digest(dup: MPI_Comm, mine: &digest::Digest) -> Result<digest::Digest, c_int> {
+/// The fast path's one reduction: every rank's digest reduced. When waits
+/// are watched it is this checker's own recursive doubling over
+/// point-to-point messages on the private communicator, polled (so that a
+/// timeout can end it; a polled `MPI_Iallreduce` costs several times a
+/// blocking reduction on Open MPI); otherwise one blocking `MPI_Allreduce`.
+/// `place` is this rank's rank and the size of `dup`.
+pub fn allreduce_digest(
+    dup: MPI_Comm,
+    place: (usize, usize),
+    mine: &digest::Digest,
+) -> Result<digest::Digest, c_int> {
+    if watched() {
+        return doubling(dup, place.0, place.1, mine);
+    }
     let (t, op) = digest_type_op()?;
     let mut out = [0u64; digest::WORDS];
     // SAFETY: both buffers hold one digest.
@@ -641,6 +808,106 @@ pub fn allreduce_digest(dup: MPI_Comm, mine: &digest::Digest) -> Result<digest::
         )
     })?;
     Ok(out)
+}
+
+/// The fast path's tag (the checks' other tags stay below 30002).
+const TAG_DIGEST: c_int = 32000;
+
+/// Recursive doubling of the digests among `n` ranks (MPI's classic
+/// small-message allreduce): with p the largest power of two not above n,
+/// the first 2(n - p) ranks fold in pairs (odd ranks keep the pair's
+/// digest), the p remaining ranks exchange with partners at distances 1,
+/// 2, 4 …, and the folded ranks get the result back. `digest::combine` is
+/// commutative and associative, so every rank ends with the same digest.
+/// Every check on a communicator sends the same messages in the same
+/// order, whatever its call, so MPI's ordering pairs them check by check.
+fn doubling(
+    dup: MPI_Comm,
+    me: usize,
+    n: usize,
+    mine: &digest::Digest,
+) -> Result<digest::Digest, c_int> {
+    let mut acc = *mine;
+    if n <= 1 {
+        return Ok(acc);
+    }
+    let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    let rem = n - p;
+    let folded = me < 2 * rem;
+    if folded {
+        if me % 2 == 0 {
+            swap(dup, me + 1, Some(&acc), false)?;
+        } else {
+            let x = swap(dup, me - 1, None, true)?;
+            digest::combine(&x, &mut acc);
+        }
+    }
+    let newrank = if folded {
+        (me % 2 == 1).then_some(me / 2)
+    } else {
+        Some(me - rem)
+    };
+    if let Some(nr) = newrank {
+        let mut mask = 1;
+        while mask < p {
+            let pn = nr ^ mask;
+            let partner = if pn < rem { 2 * pn + 1 } else { pn + rem };
+            let x = swap(dup, partner, Some(&acc), true)?;
+            digest::combine(&x, &mut acc);
+            mask <<= 1;
+        }
+    }
+    if folded {
+        if me % 2 == 1 {
+            swap(dup, me - 1, Some(&acc), false)?;
+        } else {
+            acc = swap(dup, me + 1, None, true)?;
+        }
+    }
+    Ok(acc)
+}
+
+/// Sends `send` to and/or receives a digest from `peer`, polled.
+fn swap(
+    dup: MPI_Comm,
+    peer: usize,
+    send: Option<&digest::Digest>,
+    recv: bool,
+) -> Result<digest::Digest, c_int> {
+    let mut got = [0u64; digest::WORDS];
+    let mut reqs = [request_null(), request_null()];
+    let n = (digest::WORDS * 8) as c_int;
+    // SAFETY: both buffers outlive the wait below.
+    let rc = unsafe {
+        let mut rc = 0;
+        if recv {
+            rc = PMPI_Irecv(
+                got.as_mut_ptr() as *mut c_void,
+                n,
+                byte(),
+                peer as c_int,
+                TAG_DIGEST,
+                dup,
+                &mut reqs[0],
+            );
+        }
+        if let (0, Some(d)) = (rc, send) {
+            rc = PMPI_Isend(
+                d.as_ptr() as *const c_void,
+                n,
+                byte(),
+                peer as c_int,
+                TAG_DIGEST,
+                dup,
+                &mut reqs[1],
+            );
+        }
+        rc
+    };
+    let waited = wait_all(&mut reqs);
+    ok(rc)?;
+    ok(waited)?;
+    Ok(got)
 }
 
 /// The same, posted (a nonblocking collective's check).
@@ -669,10 +936,19 @@ pub unsafe fn iallreduce_digest(
     Ok(req)
 }
 
-/// Waits for one of the checker's requests.
+/// Waits for one of the checker's requests (polled: see `watchdog::poll`).
 pub fn wait_request(req: &mut MPI_Request) -> Result<(), c_int> {
-    // SAFETY: the checker's own request.
-    ok(unsafe { PMPI_Wait(req, RSMPI_STATUS_IGNORE) })
+    if !watched() {
+        // SAFETY: the checker's own request.
+        return ok(unsafe { PMPI_Wait(req, RSMPI_STATUS_IGNORE) });
+    }
+    watchdog::poll(|| test_request(req))
+}
+
+/// Whether waits are watched (`MPIX_CHECK_TIMEOUT` is not 0): then they
+/// are polled; otherwise they are MPI's blocking calls.
+fn watched() -> bool {
+    crate::report::config().timeout.is_some()
 }
 
 /// Tests one of the checker's requests: true when it completed.
@@ -747,14 +1023,30 @@ pub fn exchange(
 }
 
 fn wait_all(reqs: &mut [MPI_Request]) -> c_int {
-    // SAFETY: the checker's own requests, active or null.
-    unsafe {
-        PMPI_Waitall(
-            reqs.len() as c_int,
-            reqs.as_mut_ptr(),
-            RSMPI_STATUSES_IGNORE,
-        )
+    if !watched() {
+        // SAFETY: the checker's own requests, active or null.
+        return unsafe {
+            PMPI_Waitall(
+                reqs.len() as c_int,
+                reqs.as_mut_ptr(),
+                RSMPI_STATUSES_IGNORE,
+            )
+        };
     }
+    let r = watchdog::poll(|| {
+        let mut flag: c_int = 0;
+        // SAFETY: the checker's own requests, active or null.
+        ok(unsafe {
+            PMPI_Testall(
+                reqs.len() as c_int,
+                reqs.as_mut_ptr(),
+                &mut flag,
+                RSMPI_STATUSES_IGNORE,
+            )
+        })?;
+        Ok(flag != 0)
+    });
+    r.err().unwrap_or(0)
 }
 
 fn mxc_err_other_code() -> c_int {
@@ -762,8 +1054,9 @@ fn mxc_err_other_code() -> c_int {
     unsafe { mxc_err_other() }
 }
 
-/// Sends bytes to `dest` on the private duplicate without waiting: the
-/// buffer is leaked and the request freed (the error path only).
+/// Sends bytes to `dest` on a private communicator without waiting: the
+/// buffer is leaked and the request freed (the error and timeout paths
+/// only).
 pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
     let bytes = bytes.leak();
     let mut req = request_null();
@@ -785,13 +1078,23 @@ pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
     }
 }
 
-/// Receives bytes from `source` on the private duplicate (a blocking
-/// probe: the watchdog reports a sender that never sends).
+/// Receives bytes from `source` on the private duplicate (a polled probe:
+/// a sender that never sends is reported after the timeout).
 pub fn recv_bytes(dup: MPI_Comm, source: usize, tag: c_int) -> Option<Vec<u8>> {
     // SAFETY: MPI_Status is plain data.
     let mut status: MPI_Status = unsafe { std::mem::zeroed() };
-    // SAFETY: probes the checker's duplicate.
-    ok(unsafe { PMPI_Probe(source as c_int, tag, dup, &mut status) }).ok()?;
+    if watched() {
+        watchdog::poll(|| {
+            let mut flag: c_int = 0;
+            // SAFETY: probes the checker's duplicate.
+            ok(unsafe { PMPI_Iprobe(source as c_int, tag, dup, &mut flag, &mut status) })?;
+            Ok(flag != 0)
+        })
+        .ok()?;
+    } else {
+        // SAFETY: probes the checker's duplicate.
+        ok(unsafe { PMPI_Probe(source as c_int, tag, dup, &mut status) }).ok()?;
+    }
     let mut n: c_int = 0;
     // SAFETY: the status of the probed message.
     ok(unsafe { PMPI_Get_count(&status, byte(), &mut n) }).ok()?;

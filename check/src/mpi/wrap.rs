@@ -119,7 +119,9 @@ pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char)
     let rc = unsafe { PMPI_Init(argc, argv) };
     if rc == 0 {
         mpi::world_rank();
-        mpi::state(mpi::comm_world());
+        if let Some(st) = mpi::state(mpi::comm_world()) {
+            mpi::channel::open(st.dup);
+        }
     }
     rc
 }
@@ -135,13 +137,16 @@ pub unsafe extern "C" fn MPI_Init_thread(
     let rc = unsafe { PMPI_Init_thread(argc, argv, required, provided) };
     if rc == 0 {
         mpi::world_rank();
-        mpi::state(mpi::comm_world());
+        if let Some(st) = mpi::state(mpi::comm_world()) {
+            mpi::channel::open(st.dup);
+        }
     }
     rc
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    mpi::channel::close();
     mpi::drop_state(mpi::comm_world());
     mpi::drop_state(mpi::comm_self());
     mpi::free_digest_type_op();
@@ -355,7 +360,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
         extra: tag as i64 as u64,
         ..base(Coll::IntercommCreate, local_comm)
     };
-    checked!(
+    let rc = checked!(
         call,
         PMPI_Intercomm_create(
             local_comm,
@@ -365,7 +370,8 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
             tag,
             newintercomm
         )
-    )
+    );
+    made(rc, newintercomm)
 }
 
 #[no_mangle]
@@ -374,8 +380,12 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(
     high: c_int,
     newcomm: *mut MPI_Comm,
 ) -> c_int {
-    // SAFETY: the user's arguments.
-    let rc = unsafe { PMPI_Intercomm_merge(intercomm, high, newcomm) };
+    // `high` must agree within each group (checked on the merged groups).
+    let call = Call {
+        extra: (high != 0) as u64,
+        ..base(Coll::IntercommMerge, intercomm)
+    };
+    let rc = checked!(call, PMPI_Intercomm_merge(intercomm, high, newcomm));
     made(rc, newcomm)
 }
 

@@ -186,6 +186,47 @@ int main(int argc, char **argv) {
         int x = rank;
         MPI_Bcast(&x, 1, MPI_INT, rank == 0 ? MPI_ROOT : (rank % 2 ? 0 : MPI_PROC_NULL), inter);
         if (rank % 2) CHECK(x == 0);
+        /* Intercommunicator collectives: the even group's local rank 0
+         * (world rank 0) and the odd group's (world rank 1) take turns as
+         * root; data crosses between the groups. */
+        int rsize, lsize, even = rank % 2 == 0, iv[64], ov[64];
+        MPI_Comm_size(inter, &lsize);
+        MPI_Comm_remote_size(inter, &rsize);
+        int root_even = rank == 0 ? MPI_ROOT : (even ? MPI_PROC_NULL : 0);
+        int root_odd = rank == 1 ? MPI_ROOT : (even ? 0 : MPI_PROC_NULL);
+        x = rank;
+        MPI_Gather(&x, 1, MPI_INT, iv, 1, MPI_INT, root_even, inter);
+        if (rank == 0) CHECK(iv[rsize - 1] == 2 * rsize - 1);
+        for (int i = 0; i < rsize; i++) ov[i] = 100 + i;
+        MPI_Scatter(ov, 1, MPI_INT, &x, 1, MPI_INT, root_odd, inter);
+        if (even) CHECK(x == 100 + rank / 2);
+        MPI_Reduce(&one, &tot, 1, MPI_INT, MPI_SUM, root_odd, inter);
+        if (rank == 1) CHECK(tot == lsize * 0 + rsize);
+        MPI_Allreduce(&one, &tot, 1, MPI_INT, MPI_SUM, inter);
+        CHECK(tot == rsize);
+        x = rank;
+        MPI_Allgather(&x, 1, MPI_INT, iv, 1, MPI_INT, inter);
+        CHECK(iv[0] == (even ? 1 : 0));
+        for (int i = 0; i < rsize; i++) ov[i] = rank;
+        MPI_Alltoall(ov, 1, MPI_INT, iv, 1, MPI_INT, inter);
+        CHECK(iv[0] == (even ? 1 : 0));
+        int rcounts[64], rdispls[64];
+        for (int i = 0; i < rsize; i++) rcounts[i] = 1, rdispls[i] = i;
+        MPI_Allgatherv(&x, 1, MPI_INT, iv, rcounts, rdispls, MPI_INT, inter);
+        /* each group reduces rsize * 1... vectors: both groups' vectors have
+         * size*1/2 elements only when the groups are equal; use one block
+         * per local rank of a vector of equal length on both sides */
+        if (lsize == rsize) {
+            for (int i = 0; i < lsize; i++) ov[i] = 1;
+            MPI_Reduce_scatter_block(ov, &x, 1, MPI_INT, MPI_SUM, inter);
+            CHECK(x == rsize);
+        }
+        MPI_Request ireq;
+        x = rank == 1 ? 9 : 0;
+        MPI_Ibcast(&x, 1, MPI_INT, root_odd, inter, &ireq);
+        MPI_Wait(&ireq, MPI_STATUS_IGNORE);
+        if (even) CHECK(x == 9);
+        MPI_Barrier(inter);
         MPI_Intercomm_merge(inter, rank % 2, &merged);
         MPI_Barrier(merged);
         MPI_Comm_free(&merged);

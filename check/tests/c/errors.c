@@ -134,6 +134,24 @@ int main(int argc, char **argv) {
         rc = MPI_Alltoallv(buf, counts, displs, MPI_INT, out, counts, displs, last ? MPI_FLOAT : MPI_INT,
                            MPI_COMM_WORLD);
 #endif
+    } else if (!strncmp(s, "inter_", 6)) {
+        /* An intercommunicator between the even and the odd ranks. */
+        MPI_Comm half, inter;
+        int even = rank % 2 == 0;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, even ? 1 : 0, 7, &inter);
+        if (!strcmp(s, "inter_two_roots")) {
+            /* The even group all pass MPI_ROOT, and so does world rank 1. */
+            int root = even || rank == 1 ? MPI_ROOT : 0;
+            rc = MPI_Bcast(buf, 1, MPI_INT, root, inter);
+        } else if (!strcmp(s, "inter_allgather")) {
+            /* The odd group receives floats where the even group sends ints. */
+            rc = MPI_Allgather(buf, 1, MPI_INT, out, 1, even ? MPI_INT : MPI_FLOAT, inter);
+        } else if (!strcmp(s, "inter_high")) {
+            /* Within the even group, world rank 2 passes another high. */
+            MPI_Comm merged;
+            rc = MPI_Intercomm_merge(inter, rank == 2, &merged);
+        }
     } else if (!strcmp(s, "bcast_as_send")) {
         if (rank == 0) MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
         else MPI_Recv(buf, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -1,0 +1,182 @@
+//! The status channel: after a timeout, a waiting rank asks the ranks of
+//! its check's communicator where they are, and ranks waiting in checks
+//! answer from their poll loops. It runs on the checker's private
+//! duplicate of `MPI_COMM_WORLD` under tags the checks never use (theirs
+//! stay below 30002, the fast path's is 32000), so it never matches a
+//! check's message. No message is sent unless a check times out.
+
+use super::{bits, byte, comm_world, from_bits, ok};
+use crate::watchdog;
+use mpi_sys::*;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+const TAG_QUERY: c_int = 32001;
+const TAG_ANSWER: c_int = 32002;
+
+static CHANNEL: AtomicU64 = AtomicU64::new(0);
+static OPEN: AtomicBool = AtomicBool::new(false);
+
+/// The channel is the world state's private duplicate (set at MPI_Init).
+pub fn open(dup: MPI_Comm) {
+    CHANNEL.store(bits(dup), Ordering::Release);
+    OPEN.store(true, Ordering::Release);
+}
+
+/// Closed before MPI_Finalize frees the duplicate.
+pub fn close() {
+    OPEN.store(false, Ordering::Release);
+}
+
+fn channel() -> Option<MPI_Comm> {
+    OPEN.load(Ordering::Acquire)
+        .then(|| from_bits(CHANNEL.load(Ordering::Acquire)))
+}
+
+/// What a rank answered: where it waits.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub world: i32,
+    pub id: u64,
+    pub call: u64,
+    pub seq: u64,
+    /// Its name of the communicator it waits on.
+    pub name: String,
+}
+
+/// The world ranks of a private communicator's ranks, in its rank order
+/// (empty when MPI cannot say).
+pub fn members(dup: u64) -> Vec<i32> {
+    let dup: MPI_Comm = from_bits(dup);
+    let mut g = std::mem::MaybeUninit::<MPI_Group>::uninit();
+    let mut wg = std::mem::MaybeUninit::<MPI_Group>::uninit();
+    // SAFETY: local group queries of valid communicators; both groups are
+    // freed below, and the buffers hold n ranks.
+    unsafe {
+        if ok(PMPI_Comm_group(dup, g.as_mut_ptr())).is_err() {
+            return vec![];
+        }
+        let mut g = g.assume_init();
+        let mut out = vec![];
+        if ok(PMPI_Comm_group(comm_world(), wg.as_mut_ptr())).is_ok() {
+            let mut wg = wg.assume_init();
+            let mut n = 0;
+            if ok(PMPI_Group_size(g, &mut n)).is_ok() {
+                let from: Vec<c_int> = (0..n).collect();
+                let mut to = vec![0 as c_int; n.max(0) as usize];
+                if ok(PMPI_Group_translate_ranks(
+                    g,
+                    n,
+                    from.as_ptr(),
+                    wg,
+                    to.as_mut_ptr(),
+                ))
+                .is_ok()
+                {
+                    out = to;
+                }
+            }
+            PMPI_Group_free(&mut wg);
+        }
+        PMPI_Group_free(&mut g);
+        out
+    }
+}
+
+/// Sends bytes without waiting (a timeout's few small messages).
+fn post(comm: MPI_Comm, dest: c_int, tag: c_int, bytes: Vec<u8>) {
+    super::send_bytes(comm, dest.max(0) as usize, tag, bytes);
+}
+
+/// Receives a message `Iprobe` found (any source, `tag`), or None.
+fn take(comm: MPI_Comm, tag: c_int) -> Option<(c_int, Vec<u8>)> {
+    let mut flag: c_int = 0;
+    // SAFETY: MPI_Status is plain data.
+    let mut status: MPI_Status = unsafe { std::mem::zeroed() };
+    // SAFETY: probes the checker's channel.
+    ok(unsafe { PMPI_Iprobe(RSMPI_ANY_SOURCE, tag, comm, &mut flag, &mut status) }).ok()?;
+    if flag == 0 {
+        return None;
+    }
+    let mut n: c_int = 0;
+    // SAFETY: the status of the probed message.
+    ok(unsafe { PMPI_Get_count(&status, byte(), &mut n) }).ok()?;
+    let source = status.MPI_SOURCE;
+    let mut buf = vec![0u8; n.max(0) as usize];
+    // SAFETY: buf holds the probed message's bytes.
+    ok(unsafe {
+        PMPI_Recv(
+            buf.as_mut_ptr() as *mut c_void,
+            n,
+            byte(),
+            source,
+            tag,
+            comm,
+            RSMPI_STATUS_IGNORE,
+        )
+    })
+    .ok()?;
+    Some((source, buf))
+}
+
+fn words(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
+}
+
+/// Asks every member but this rank where it is; returns the query's serial
+/// (answers to older queries are dropped).
+pub fn ask(members: &[i32]) -> u64 {
+    static SERIAL: AtomicU64 = AtomicU64::new(0);
+    let serial = SERIAL.fetch_add(1, Ordering::Relaxed) + 1;
+    let Some(comm) = channel() else {
+        return serial;
+    };
+    let me = super::world_rank_cached();
+    for &m in members {
+        if m != me && m >= 0 {
+            post(comm, m, TAG_QUERY, serial.to_le_bytes().to_vec());
+        }
+    }
+    serial
+}
+
+/// Answers the queries that arrived, with the check this thread waits in.
+pub fn answer_queries() {
+    let Some(comm) = channel() else { return };
+    while let Some((source, q)) = take(comm, TAG_QUERY) {
+        let Some(w) = watchdog::current() else {
+            continue;
+        };
+        let serial = words(&q).first().copied().unwrap_or(0);
+        let mut out = Vec::new();
+        for x in [serial, w.id, w.call, w.seq] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out.extend_from_slice(watchdog::name_of(w.comm, w.size).as_bytes());
+        post(comm, source, TAG_ANSWER, out);
+    }
+}
+
+/// The answers to query `serial` that arrived.
+pub fn collect(serial: u64) -> Vec<Answer> {
+    let Some(comm) = channel() else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    while let Some((source, b)) = take(comm, TAG_ANSWER) {
+        let w = words(&b[..b.len().min(32)]);
+        if w.len() < 4 || w[0] != serial {
+            continue;
+        }
+        out.push(Answer {
+            world: source,
+            id: w[1],
+            call: w[2],
+            seq: w[3],
+            name: String::from_utf8_lossy(&b[32..]).into_owned(),
+        });
+    }
+    out
+}
