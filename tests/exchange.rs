@@ -127,6 +127,30 @@ fn a_type_renamed_between_sends_is_described_again() {
     free_comm(c);
 }
 
+#[test]
+fn renaming_an_inner_level_between_references_describes_the_type_again() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let c = fresh_comm();
+    exchange::private_comms(c).unwrap();
+    let inner = vector(3, 2, 5, named("MPI_INT"));
+    set_name(inner, "inner before");
+    let outer = contiguous(2, inner);
+    let first = type_reference(outer, 0, c).unwrap();
+    assert_eq!(type_reference(outer, 0, c).unwrap(), first, "cached");
+    let before = exchange_counters().definitions;
+    set_name(inner, "inner after");
+    let renamed = type_reference(outer, 0, c).unwrap();
+    assert_ne!(renamed, first, "the inner rename went unseen");
+    assert_eq!(exchange_counters().definitions, before + 1);
+    for r in [first, first, renamed] {
+        let t = resolve_type(&r, 0, c).unwrap();
+        release_type(t).unwrap();
+    }
+    free(outer);
+    free(inner);
+    free_comm(c);
+}
+
 fn mpi_name(t: mpix_marshal::Datatype) -> String {
     let n = mpix_marshal::testing::mpi::get_name(t)
         .unwrap()

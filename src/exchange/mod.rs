@@ -452,10 +452,25 @@ static KNOWN: Mutex<Option<Known>> = Mutex::new(None);
 /// Streams remembered at most (then forgotten all at once).
 const KNOWN_MAX: usize = 1024;
 
-/// The identifier of `datatype`, looked up by its internal stream (the
-/// cheapest to write, replayed from the type's cache, and not copied when
-/// known), computed from the external stream only when new.
+/// The identifier of `datatype`: kept on the type, else looked up by its
+/// internal stream (the cheapest to write, replayed from the type's cache,
+/// and not copied when known), else computed from the external stream.
 fn identify_fast(datatype: Datatype) -> Result<Id> {
+    // Fastest: the identifier kept on the type for its current names and
+    // attributes (a type whose internal plan is cached).
+    if let Some(Some(id)) = marshal::with_varying_parts(datatype, |v, e| Ok(e.identity(v)))? {
+        return Ok(id);
+    }
+    let id = identify_by_stream(datatype)?;
+    marshal::with_varying_parts(datatype, |v, e| {
+        e.set_identity(v, id);
+        Ok(())
+    })?;
+    Ok(id)
+}
+
+/// The identifier of `datatype`, looked up by its whole internal stream.
+fn identify_by_stream(datatype: Datatype) -> Result<Id> {
     let found = marshal::with_stream(Representation::Internal, datatype, |b| {
         let fp = fingerprint(b);
         let known = lock(&KNOWN);

@@ -125,6 +125,10 @@ pub(crate) struct Entry {
     /// plan (two first marshals racing keep the first plan stored).
     plans: [OnceLock<Plan>; 2],
     signature: Mutex<Signature>,
+    /// The type exchange's identifier of the type, with the varying parts
+    /// (`marshal::with_varying_parts`) it was computed for: the same parts
+    /// over the same plan are the same stream.
+    identity: Mutex<Option<(Box<[u8]>, [u8; 16])>>,
     /// The type is a RESIZED level unmarshal added to restore the recorded
     /// bounds of the level below it (marshalled with FLAG_CORRECTION).
     correction: bool,
@@ -150,6 +154,18 @@ impl Entry {
 
     pub fn update_signature(&self, f: impl FnOnce(&mut Signature)) {
         f(&mut self.signature.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The identifier kept for these varying parts, if any.
+    pub fn identity(&self, varying: &[u8]) -> Option<[u8; 16]> {
+        let kept = self.identity.lock().unwrap_or_else(|p| p.into_inner());
+        kept.as_ref()
+            .filter(|(v, _)| &v[..] == varying)
+            .map(|(_, id)| *id)
+    }
+
+    pub fn set_identity(&self, varying: &[u8], id: [u8; 16]) {
+        *self.identity.lock().unwrap_or_else(|p| p.into_inner()) = Some((varying.into(), id));
     }
 }
 

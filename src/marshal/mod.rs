@@ -115,6 +115,53 @@ pub fn write_stream(
     })
 }
 
+/// What can differ between two internal marshals of `datatype` once its
+/// internal plan is cached (each level's node word, name and attributes;
+/// the rest of the stream is the plan's, fixed for the type's life),
+/// written to a buffer that `f` reads with the type's cache entry. None
+/// when the type has no cached internal plan (a predefined type, one not
+/// marshalled yet, and every Open MPI type, which is traversed anew).
+pub(crate) fn with_varying_parts<R>(
+    datatype: Datatype,
+    f: impl FnOnce(&[u8], &cache::Entry) -> Result<R>,
+) -> Result<Option<R>> {
+    let local = mpi::local();
+    if local.constants.is_open_mpi != 0 || local.predefined(datatype).is_some() {
+        return Ok(None);
+    }
+    let Some(entry) = cache::entry(datatype)? else {
+        return Ok(None);
+    };
+    let Some(plan) = entry.plan(Encoding::Native) else {
+        return Ok(None);
+    };
+    with_buffer(&VARYING, |out| {
+        with_buffer(&SCRATCH, |scratch| {
+            out.clear();
+            let mut d = Writer {
+                start: 0,
+                recording: false,
+                enc: Encoding::Native,
+                local,
+                scratch,
+                out,
+                keyvals: attributes::snapshot(),
+                typerep: crate::format::Representation::Internal.c_name(),
+                hashing: false,
+            };
+            for h in plan.heads.iter() {
+                d.put_head(h.handle.get(), h.word, h.depth(), h.only_child())?;
+            }
+            Ok(())
+        })?;
+        f(out.bytes(), entry).map(Some)
+    })
+}
+
+thread_local! {
+    static VARYING: std::cell::RefCell<Sink> = std::cell::RefCell::new(Sink::default());
+}
+
 /// The default signature value of a predefined type (cached per process).
 #[inline]
 pub(crate) fn named_signature(p: Predefined) -> Result<Default64> {
