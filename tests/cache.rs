@@ -76,11 +76,43 @@ fn a_dup_of_a_cached_type_is_a_dup() {
     free(t);
 }
 
+/// A type with no derived level below its root replays on every MPI (on
+/// Open MPI too: get_contents returns no duplicate to go stale).
+#[test]
+fn a_flat_type_replays_on_every_mpi() {
+    init();
+    for rep in REPS {
+        let t = set_name(vector(3, 2, 5, named("MPI_DOUBLE")), "flat");
+        let first = marshal(rep, t).unwrap();
+        let (e0, c0) = pmpi::queries();
+        let again = marshal(rep, t).unwrap();
+        let (e1, c1) = pmpi::queries();
+        assert_eq!(again, first, "{rep:?}");
+        assert_eq!((e1 - e0, c1 - c0), (0, 0), "{rep:?}: the repeat traversed");
+        // A rename is still seen.
+        set_name(t, "renamed");
+        let renamed = marshal(rep, t).unwrap();
+        assert_ne!(renamed, first, "{rep:?}: the rename went unseen");
+        assert_eq!(unmarshal_name(rep, &renamed), "renamed");
+        free(t);
+    }
+}
+
+fn unmarshal_name(rep: Representation, bytes: &[u8]) -> String {
+    let t = unmarshal(rep, bytes).unwrap();
+    let n = mpix_marshal::testing::mpi::get_name(t)
+        .unwrap()
+        .unwrap_or_default();
+    free(t);
+    String::from_utf8(n).unwrap()
+}
+
 /// The first marshal of a type traverses it (envelope and contents on every
 /// level, counted through the profiling interface); a repeated marshal
 /// replays the plan cached on the type and asks MPI for neither. On Open
-/// MPI, whose get_contents returns fresh duplicates, there is no plan to
-/// keep and every marshal traverses (README, "Repeated marshalling").
+/// MPI, whose get_contents returns fresh duplicates, a type with derived
+/// levels below its root has no plan to keep and every marshal traverses
+/// (README, "Repeated marshalling").
 #[test]
 fn a_repeated_marshal_skips_the_traversal() {
     init();

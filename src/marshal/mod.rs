@@ -71,13 +71,9 @@ pub fn write_stream(
             }
         };
         // Open MPI's get_contents returns fresh duplicates, which carry the
-        // inner names of the moment: kept ones would go stale, so Open MPI
-        // types are traversed every time.
-        if d.local.constants.is_open_mpi != 0 {
-            d.node(datatype, 0)?;
-            patch_hash(&mut d);
-            return Ok(());
-        }
+        // inner names of the moment: kept ones would go stale, so on Open
+        // MPI only a type with no derived level below its root (nothing
+        // kept) has a plan; the others are traversed every time.
         let cached = cache::entry(datatype)?;
         if let Some(plan) = cached.as_ref().and_then(|e| e.plan(enc)) {
             d.replay(plan, header.len())?;
@@ -91,7 +87,8 @@ pub fn write_stream(
         d.scratch.heads.clear();
         d.scratch.kept.clear();
         let walked = d.node(datatype, 0);
-        if walked.is_err() || d.out.len() - start > CACHE_AT_MOST {
+        let nested_open_mpi = d.local.constants.is_open_mpi != 0 && d.scratch.heads.len() > 1;
+        if walked.is_err() || d.out.len() - start > CACHE_AT_MOST || nested_open_mpi {
             // Not cached: the inner handles kept for the plan go back now.
             for h in d.scratch.kept.drain(..) {
                 let _ = mpi::free(h.get());
@@ -120,13 +117,14 @@ pub fn write_stream(
 /// the rest of the stream is the plan's, fixed for the type's life),
 /// written to a buffer that `f` reads with the type's cache entry. None
 /// when the type has no cached internal plan (a predefined type, one not
-/// marshalled yet, and every Open MPI type, which is traversed anew).
+/// marshalled yet, and on Open MPI a type with derived levels below its
+/// root, which is traversed anew).
 pub(crate) fn with_varying_parts<R>(
     datatype: Datatype,
     f: impl FnOnce(&[u8], &cache::Entry) -> Result<R>,
 ) -> Result<Option<R>> {
     let local = mpi::local();
-    if local.constants.is_open_mpi != 0 || local.predefined(datatype).is_some() {
+    if local.predefined(datatype).is_some() {
         return Ok(None);
     }
     let Some(entry) = cache::entry(datatype)? else {
