@@ -92,6 +92,20 @@ EOF2
 mpix-check: MPI_Sendrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 5 (reported by rank $l of $n)
 mpix-check:     rank $l has MPI_LONG at root MPI_LONG
 EOF2
+    scenario persistent "$n" fail -- persistent <<EOF2
+mpix-check: MPI_Recv_init on MPI_COMM_WORLD, call #2 there: the type signatures do not match: the message from rank 0 with tag 6 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 2 x MPI_SHORT: 2 elements
+mpix-check:     rank $l has MPI_INT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_INT
+EOF2
+    scenario mprobe-mrecv "$n" fail -- mrecv <<EOF2
+mpix-check: MPI_Mrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 8 (reported by rank $l of $n)
+mpix-check:     rank $l has MPI_UNSIGNED at root MPI_UNSIGNED
+EOF2
+    scenario huge-type-prefix "$n" fail -- huge <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 2 (reported by rank $l of $n)
+mpix-check:   rank $l receives (count, datatype) = 1 x a derived datatype (MPI_COMBINER_VECTOR): at most 1000000000 elements
+mpix-check:     rank $l has MPI_INT at root MPI_COMBINER_VECTOR block 0, element 0 > MPI_INT
+EOF2
     scenario warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match
 warn: continued after the report (rc 0, source 0, tag 7)

@@ -161,8 +161,12 @@ struct Rec {
     /// is not read again (only its signature taken at posting is used).
     freed: u64,
     sig: crate::record::Sig,
-    /// The actual (source, tag) once complete.
+    /// The actual (source, tag) once complete (or matched, for a matched
+    /// probe's message).
     got: Option<(c_int, c_int)>,
+    /// False for a matched probe's message until its receive (count,
+    /// datatype) is known: it holds its place in its (source, tag) order.
+    ready: bool,
 }
 
 /// The checker's point-to-point state of one user communicator.
@@ -445,6 +449,7 @@ pub fn receiving(
         freed: check::TYPES_FREED.load(Ordering::Acquire),
         sig: check::sig_of(count, t),
         got: None,
+        ready: true,
     });
     Some((ch as *mut Channel as usize, ch.posted))
 }
@@ -456,6 +461,64 @@ pub fn not_posted(key: Option<(usize, u64)>) {
         let ch = unsafe { &mut *(ch as *mut Channel) };
         ch.queue.retain(|r| r.id != id);
     }
+}
+
+/// A matched probe (`MPI_Mprobe`, `MPI_Improbe`) took a message from
+/// (source, tag) on `comm`: its place in that order is now, its receive's
+/// (count, datatype) comes with `MPI_Mrecv`/`MPI_Imrecv`.
+pub fn matched(comm: MPI_Comm, status: &MPI_Status, message: MPI_Message) {
+    if status.MPI_SOURCE == proc_null() {
+        return;
+    }
+    let Some(ch) = channel(comm) else { return };
+    ch.posted += 1;
+    ch.queue.push_back(Rec {
+        id: ch.posted,
+        call: "MPI_Mrecv",
+        source: status.MPI_SOURCE,
+        tag: status.MPI_TAG,
+        count: 0,
+        datatype: mpi::byte(),
+        freed: 0,
+        sig: crate::record::Sig::NONE,
+        got: Some((status.MPI_SOURCE, status.MPI_TAG)),
+        ready: false,
+    });
+    let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
+    m.push((mpi::bits(message), ch as *mut Channel as usize, ch.posted));
+}
+
+type Messages = Mutex<Vec<(u64, usize, u64)>>;
+
+fn messages() -> &'static Messages {
+    static M: OnceLock<Messages> = OnceLock::new();
+    M.get_or_init(Default::default)
+}
+
+/// The receive of a matched message (`call`: MPI_Mrecv or MPI_Imrecv)
+/// with (count, datatype): its key, ready to be checked at completion.
+pub fn receiving_matched(
+    call: &'static str,
+    message: MPI_Message,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+) -> Option<(usize, u64)> {
+    let (ch, id) = {
+        let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
+        let i = m.iter().position(|(k, _, _)| *k == mpi::bits(message))?;
+        let (_, ch, id) = m.swap_remove(i);
+        (ch, id)
+    };
+    // SAFETY: the channel outlives its receives.
+    let chan = unsafe { &mut *(ch as *mut Channel) };
+    let r = chan.queue.iter_mut().find(|r| r.id == id)?;
+    let count = count.into();
+    r.call = call;
+    r.count = count;
+    r.datatype = t;
+    r.freed = check::TYPES_FREED.load(Ordering::Acquire);
+    r.sig = check::sig_of(count, t);
+    Some((ch, id))
 }
 
 /// Keeps a nonblocking receive's key under its request.
@@ -480,6 +543,7 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
         ch.queue.retain(|r| r.id != id);
     } else if let Some(r) = ch.queue.iter_mut().find(|r| r.id == id) {
         r.got = Some((status.MPI_SOURCE, status.MPI_TAG));
+        r.ready = true;
     }
     drain(ch)
 }
@@ -500,10 +564,11 @@ fn drain(ch: &mut Channel) -> Result<(), c_int> {
             i += 1;
             continue;
         };
-        let blocked = ch.queue.iter().take(i).any(|e| match e.got {
-            None => matches(e, s, t),
-            Some(g) => g == (s, t),
-        });
+        let blocked = !ch.queue[i].ready
+            || ch.queue.iter().take(i).any(|e| match e.got {
+                None => matches(e, s, t),
+                Some(g) => g == (s, t),
+            });
         if blocked {
             i += 1;
             continue;
@@ -658,6 +723,149 @@ fn report(
         return Ok(());
     }
     Err(mpi::raise(ch.comm, None))
+}
+
+// ---- persistent requests ----
+
+/// What a persistent point-to-point request does at each start. Its
+/// datatype is the checker's duplicate of a derived type (the user may
+/// free its own handle while the request lives).
+#[derive(Clone, Copy)]
+enum Persistent {
+    Send {
+        comm: MPI_Comm,
+        peer: c_int,
+        tag: c_int,
+        count: i64,
+        datatype: MPI_Datatype,
+        owned: bool,
+    },
+    Recv {
+        comm: MPI_Comm,
+        peer: c_int,
+        tag: c_int,
+        count: i64,
+        datatype: MPI_Datatype,
+        owned: bool,
+    },
+}
+
+struct PersistentEntry(u64, Persistent);
+
+// SAFETY: plain handles.
+unsafe impl Send for PersistentEntry {}
+
+fn persistent() -> &'static Mutex<Vec<PersistentEntry>> {
+    static P: OnceLock<Mutex<Vec<PersistentEntry>>> = OnceLock::new();
+    P.get_or_init(Default::default)
+}
+
+/// A persistent send (`recv` false) or receive was made on `comm`: kept
+/// under its request when `comm` has a channel.
+pub fn persistent_made(
+    recv: bool,
+    comm: MPI_Comm,
+    peer: c_int,
+    tag: c_int,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+    request: MPI_Request,
+) {
+    if peer == proc_null() || channel(comm).is_none() {
+        return;
+    }
+    let (datatype, owned) = if mpi::is_named(t) {
+        (t, false)
+    } else {
+        let mut d = t;
+        // SAFETY: duplicates the user's committed type (a local call).
+        if unsafe { PMPI_Type_dup(t, &mut d) } != 0 {
+            return;
+        }
+        (d, true)
+    };
+    let count = count.into();
+    let p = if recv {
+        Persistent::Recv {
+            comm,
+            peer,
+            tag,
+            count,
+            datatype,
+            owned,
+        }
+    } else {
+        Persistent::Send {
+            comm,
+            peer,
+            tag,
+            count,
+            datatype,
+            owned,
+        }
+    };
+    let mut v = persistent().lock().unwrap_or_else(|e| e.into_inner());
+    v.push(PersistentEntry(mpi::bits(request), p));
+}
+
+fn persistent_of(request: MPI_Request) -> Option<Persistent> {
+    let v = persistent().lock().unwrap_or_else(|e| e.into_inner());
+    v.iter().find(|e| e.0 == mpi::bits(request)).map(|e| e.1)
+}
+
+/// Before `MPI_Start` of `request`: a send's companion, or a receive
+/// queued. The key to `started` after the user's call.
+pub fn starting(request: MPI_Request) -> Option<(usize, u64)> {
+    match persistent_of(request)? {
+        Persistent::Send {
+            comm,
+            peer,
+            tag,
+            count,
+            datatype,
+            ..
+        } => {
+            sent(comm, peer, tag, count, datatype);
+            None
+        }
+        Persistent::Recv {
+            comm,
+            peer,
+            tag,
+            count,
+            datatype,
+            ..
+        } => receiving("MPI_Recv_init", comm, peer, tag, count, datatype),
+    }
+}
+
+/// After `MPI_Start`: the receive's key under its request (or dropped
+/// when the start failed).
+pub fn started(key: Option<(usize, u64)>, rc: c_int, request: MPI_Request) {
+    if rc != 0 {
+        not_posted(key);
+    } else {
+        attach(key, request);
+    }
+}
+
+/// Before `MPI_Request_free`: a persistent request's record and type go.
+pub fn request_freed(request: MPI_Request) {
+    if !enabled() {
+        return;
+    }
+    let mut v = persistent().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = v.iter().position(|e| e.0 == mpi::bits(request)) {
+        let (Persistent::Send {
+            datatype, owned, ..
+        }
+        | Persistent::Recv {
+            datatype, owned, ..
+        }) = v.swap_remove(i).1;
+        if owned {
+            mpi::free_type(datatype);
+        }
+    }
 }
 
 // ---- completion: the Wait/Test family ----

@@ -1320,6 +1320,8 @@ split_collective! {
 /// its part when it made the request, so this does not wait for a start).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
+    // SAFETY: the user's request.
+    crate::p2p::request_freed(unsafe { *request });
     if check::any_pending() {
         // SAFETY: the user's request.
         if let Err(rc) = check::complete(unsafe { *request }, true) {

@@ -78,6 +78,36 @@ int main(int argc, char **argv) {
             rc = MPI_Sendrecv(buf, 1, MPI_DOUBLE, peer, 5, in, 1, rt, peer, 5, MPI_COMM_WORLD,
                               &st);
         }
+    } else if (!strcmp(s, "persistent")) {
+        MPI_Request r;
+        if (rank == 0) MPI_Send_init(buf, 2, MPI_INT, last, 6, MPI_COMM_WORLD, &r);
+        if (rank == last) MPI_Recv_init(buf, 2, MPI_INT, 0, 6, MPI_COMM_WORLD, &r);
+        if (rank == 0 || rank == last) {
+            MPI_Start(&r); /* right */
+            MPI_Wait(&r, &st);
+            MPI_Request_free(&r);
+        }
+        if (rank == 0) MPI_Send_init(buf, 2, MPI_SHORT, last, 6, MPI_COMM_WORLD, &r);
+        if (rank == last) MPI_Recv_init(buf, 2, MPI_INT, 0, 6, MPI_COMM_WORLD, &r);
+        if (rank == 0 || rank == last) {
+            MPI_Start(&r); /* wrong */
+            rc = MPI_Wait(&r, &st);
+            MPI_Request_free(&r);
+        }
+    } else if (!strcmp(s, "mrecv")) {
+        if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 8, MPI_COMM_WORLD);
+        if (rank == last) {
+            MPI_Message m;
+            MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &m, &st);
+            rc = MPI_Mrecv(buf, 1, MPI_UNSIGNED, &m, &st);
+        }
+    } else if (!strcmp(s, "huge")) {
+        MPI_Datatype huge;
+        MPI_Type_vector(1000000, 1000, 1000, MPI_INT, &huge);
+        MPI_Type_commit(&huge);
+        if (rank == 0) MPI_Send(buf, 3, MPI_FLOAT, last, 2, MPI_COMM_WORLD);
+        if (rank == last) rc = MPI_Recv(buf, 1, huge, 0, 2, MPI_COMM_WORLD, &st);
+        MPI_Type_free(&huge);
     } else if (!strcmp(s, "warn")) {
         if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
         if (rank == last) {
