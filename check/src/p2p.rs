@@ -643,7 +643,7 @@ fn compare(c: &Companion, r: &Rec) -> Compared {
         };
     }
     // A prefix: the receive's tree, unless its derived type was freed since.
-    if !mpi::is_named(r.datatype) && check::TYPES_FREED.load(Ordering::Acquire) != r.freed {
+    if check::TYPES_FREED.load(Ordering::Acquire) != r.freed && !mpi::is_named(r.datatype) {
         return Compared::Fine;
     }
     let Ok(count) = u128::try_from(r.count) else {
@@ -816,6 +816,9 @@ fn persistent_of(request: MPI_Request) -> Option<Persistent> {
 /// Before `MPI_Start` of `request`: a send's companion, or a receive
 /// queued. The key to `started` after the user's call.
 pub fn starting(request: MPI_Request) -> Option<(usize, u64)> {
+    if !enabled() {
+        return None;
+    }
     match persistent_of(request)? {
         Persistent::Send {
             comm,
