@@ -875,12 +875,12 @@ pub fn request_freed(request: MPI_Request) {
 
 fn status_ignore(p: *const MPI_Status) -> bool {
     // SAFETY: reads mpi-sys's copy of MPI_STATUS_IGNORE.
-    p == unsafe { RSMPI_STATUS_IGNORE } as *const MPI_Status
+    std::ptr::eq(p, unsafe { RSMPI_STATUS_IGNORE })
 }
 
 fn statuses_ignore(p: *const MPI_Status) -> bool {
     // SAFETY: reads mpi-sys's copy of MPI_STATUSES_IGNORE.
-    p == unsafe { RSMPI_STATUSES_IGNORE } as *const MPI_Status
+    std::ptr::eq(p, unsafe { RSMPI_STATUSES_IGNORE })
 }
 
 /// The key of the receive under a request (removed: it completes).
@@ -973,13 +973,13 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
 
 /// Runs `f` (a completion call over `count` requests) with a status array
 /// of our own where the user gave MPI_STATUSES_IGNORE, then checks the
-/// receives at the indices `done` returns.
+/// receives `done` names: (index of the request, index of its status).
 unsafe fn over_array(
     count: c_int,
     requests: *mut MPI_Request,
     statuses: *mut MPI_Status,
     f: impl FnOnce(*mut MPI_Status) -> c_int,
-    done: impl FnOnce() -> Vec<usize>,
+    done: impl FnOnce() -> Vec<(usize, usize)>,
 ) -> c_int {
     let keys = keys(count, requests);
     let mut own = Vec::new();
@@ -994,10 +994,10 @@ unsafe fn over_array(
         return rc;
     }
     let mut out = rc;
-    for i in done() {
-        if i < keys.len() {
-            // SAFETY: MPI wrote status i (or the index of a `some` call).
-            if let Err(e) = completed(keys[i], unsafe { &*st.add(i) }) {
+    for (i, j) in done() {
+        if let Some(&k) = keys.get(i) {
+            // SAFETY: MPI wrote status j.
+            if let Err(e) = completed(k, unsafe { &*st.add(j) }) {
                 out = e;
             }
         }
@@ -1027,7 +1027,7 @@ pub unsafe fn waitall(
             requests,
             statuses,
             |st| PMPI_Waitall(count, requests, st),
-            || (0..n).collect(),
+            || (0..n).map(|i| (i, i)).collect(),
         )
     }
 }
@@ -1054,7 +1054,13 @@ pub unsafe fn testall(
             requests,
             statuses,
             |st| PMPI_Testall(count, requests, flag, st),
-            || if *flag != 0 { (0..n).collect() } else { vec![] },
+            || {
+                if *flag != 0 {
+                    (0..n).map(|i| (i, i)).collect()
+                } else {
+                    vec![]
+                }
+            },
         )
     }
 }
@@ -1123,32 +1129,19 @@ pub unsafe fn some(
     if !tracking() {
         return call(statuses);
     }
-    let keys = keys(incount, requests);
-    let mut own = Vec::new();
-    let st = if statuses_ignore(statuses) {
-        own = zeroed_statuses(keys.len());
-        own.as_mut_ptr()
-    } else {
-        statuses
-    };
-    let rc = call(st);
-    // SAFETY: MPI wrote outcount.
-    let n = unsafe { *outcount };
-    if rc != 0 || n == mpi::undefined() || n <= 0 {
-        return rc;
-    }
-    let mut out = rc;
-    for j in 0..n as usize {
-        // SAFETY: MPI wrote n indices and n statuses.
-        let (i, s) = unsafe { (*indices.add(j), &*st.add(j)) };
-        if let Some(&k) = keys.get(i.max(0) as usize) {
-            if let Err(e) = completed(k, s) {
-                out = e;
+    // SAFETY: the user's arguments; MPI wrote outcount and that many
+    // indices when the call succeeded.
+    unsafe {
+        over_array(incount, requests, statuses, call, || {
+            let n = *outcount;
+            if n == mpi::undefined() || n <= 0 {
+                return vec![];
             }
-        }
+            (0..n as usize)
+                .map(|j| ((*indices.add(j)).max(0) as usize, j))
+                .collect()
+        })
     }
-    drop(own);
-    out
 }
 
 #[cfg(test)]

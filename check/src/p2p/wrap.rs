@@ -36,8 +36,10 @@ blocking_send!(MPI_Ssend, PMPI_Ssend);
 blocking_send!(MPI_Bsend, PMPI_Bsend);
 blocking_send!(MPI_Rsend, PMPI_Rsend);
 
-macro_rules! nonblocking_send {
-    ($name:ident, $pmpi:ident) => {
+/// A send that returns a request: nonblocking (its companion now) or
+/// persistent (a companion at each start).
+macro_rules! send_with_request {
+    ($name:ident, $pmpi:ident, $persistent:expr) => {
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
@@ -48,17 +50,24 @@ macro_rules! nonblocking_send {
             comm: MPI_Comm,
             request: *mut MPI_Request,
         ) -> c_int {
-            sent(comm, dest, tag, count, t);
+            if !$persistent {
+                sent(comm, dest, tag, count, t);
+            }
             // SAFETY: the user's arguments, unchanged.
-            unsafe { $pmpi(buf, count, t, dest, tag, comm, request) }
+            let rc = unsafe { $pmpi(buf, count, t, dest, tag, comm, request) };
+            if $persistent && rc == 0 {
+                // SAFETY: MPI wrote the request.
+                super::persistent_made(false, comm, dest, tag, count, t, unsafe { *request });
+            }
+            rc
         }
     };
 }
 
-nonblocking_send!(MPI_Isend, PMPI_Isend);
-nonblocking_send!(MPI_Issend, PMPI_Issend);
-nonblocking_send!(MPI_Ibsend, PMPI_Ibsend);
-nonblocking_send!(MPI_Irsend, PMPI_Irsend);
+send_with_request!(MPI_Isend, PMPI_Isend, false);
+send_with_request!(MPI_Issend, PMPI_Issend, false);
+send_with_request!(MPI_Ibsend, PMPI_Ibsend, false);
+send_with_request!(MPI_Irsend, PMPI_Irsend, false);
 
 /// The user's status, or ours where the user ignores it.
 fn status_or(status: *mut MPI_Status, own: &mut MPI_Status) -> *mut MPI_Status {
@@ -67,6 +76,32 @@ fn status_or(status: *mut MPI_Status, own: &mut MPI_Status) -> *mut MPI_Status {
         own
     } else {
         status
+    }
+}
+
+/// Runs a blocking receive `f` with the user's status, or ours where the
+/// user ignores it and the receive is checked, then checks it.
+fn checked_receive(
+    key: Option<(usize, u64)>,
+    status: *mut MPI_Status,
+    f: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
+    // SAFETY: MPI_Status is plain data.
+    let mut own: MPI_Status = unsafe { std::mem::zeroed() };
+    let st = if key.is_some() {
+        status_or(status, &mut own)
+    } else {
+        status
+    };
+    let rc = f(st);
+    if rc != 0 {
+        not_posted(key);
+        return rc;
+    }
+    match key {
+        // SAFETY: MPI wrote the status.
+        Some(_) => received(key, unsafe { &*st }).err().unwrap_or(rc),
+        None => rc,
     }
 }
 
@@ -81,21 +116,10 @@ pub unsafe extern "C" fn MPI_Recv(
     status: *mut MPI_Status,
 ) -> c_int {
     let key = receiving("MPI_Recv", comm, source, tag, count, t);
-    if key.is_none() {
-        // SAFETY: the user's arguments, unchanged.
-        return unsafe { PMPI_Recv(buf, count, t, source, tag, comm, status) };
-    }
-    // SAFETY: MPI_Status is plain data.
-    let mut own: MPI_Status = unsafe { std::mem::zeroed() };
-    let st = status_or(status, &mut own);
-    // SAFETY: the user's arguments; st is the user's status or ours.
-    let rc = unsafe { PMPI_Recv(buf, count, t, source, tag, comm, st) };
-    if rc != 0 {
-        not_posted(key);
-        return rc;
-    }
-    // SAFETY: MPI wrote the status.
-    received(key, unsafe { &*st }).err().unwrap_or(rc)
+    // SAFETY: the user's arguments; the status is the user's or ours.
+    checked_receive(key, status, |st| unsafe {
+        PMPI_Recv(buf, count, t, source, tag, comm, st)
+    })
 }
 
 #[no_mangle]
@@ -137,29 +161,13 @@ pub unsafe extern "C" fn MPI_Sendrecv(
 ) -> c_int {
     sent(comm, dest, sendtag, sendcount, sendtype);
     let key = receiving("MPI_Sendrecv", comm, source, recvtag, recvcount, recvtype);
-    // SAFETY: MPI_Status is plain data.
-    let mut own: MPI_Status = unsafe { std::mem::zeroed() };
-    let st = if key.is_some() {
-        status_or(status, &mut own)
-    } else {
-        status
-    };
-    // SAFETY: the user's arguments; st is the user's status or ours.
-    let rc = unsafe {
+    // SAFETY: the user's arguments; the status is the user's or ours.
+    checked_receive(key, status, |st| unsafe {
         PMPI_Sendrecv(
             sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
             recvtag, comm, st,
         )
-    };
-    if rc != 0 {
-        not_posted(key);
-        return rc;
-    }
-    // SAFETY: MPI wrote the status when key is some.
-    match key {
-        Some(_) => received(key, unsafe { &*st }).err().unwrap_or(rc),
-        None => rc,
-    }
+    })
 }
 
 #[no_mangle]
@@ -176,25 +184,10 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
 ) -> c_int {
     sent(comm, dest, sendtag, count, t);
     let key = receiving("MPI_Sendrecv_replace", comm, source, recvtag, count, t);
-    // SAFETY: MPI_Status is plain data.
-    let mut own: MPI_Status = unsafe { std::mem::zeroed() };
-    let st = if key.is_some() {
-        status_or(status, &mut own)
-    } else {
-        status
-    };
-    // SAFETY: the user's arguments; st is the user's status or ours.
-    let rc =
-        unsafe { PMPI_Sendrecv_replace(buf, count, t, dest, sendtag, source, recvtag, comm, st) };
-    if rc != 0 {
-        not_posted(key);
-        return rc;
-    }
-    match key {
-        // SAFETY: MPI wrote the status.
-        Some(_) => received(key, unsafe { &*st }).err().unwrap_or(rc),
-        None => rc,
-    }
+    // SAFETY: the user's arguments; the status is the user's or ours.
+    checked_receive(key, status, |st| unsafe {
+        PMPI_Sendrecv_replace(buf, count, t, dest, sendtag, source, recvtag, comm, st)
+    })
 }
 
 // ---- matched probes: the message's place in its (source, tag) order is
@@ -252,24 +245,10 @@ pub unsafe extern "C" fn MPI_Mrecv(
 ) -> c_int {
     // SAFETY: the user's message handle.
     let key = super::receiving_matched("MPI_Mrecv", unsafe { *message }, count, t);
-    // SAFETY: MPI_Status is plain data.
-    let mut own: MPI_Status = unsafe { std::mem::zeroed() };
-    let st = if key.is_some() {
-        status_or(status, &mut own)
-    } else {
-        status
-    };
-    // SAFETY: the user's arguments; st is the user's status or ours.
-    let rc = unsafe { PMPI_Mrecv(buf, count, t, message, st) };
-    if rc != 0 {
-        not_posted(key);
-        return rc;
-    }
-    match key {
-        // SAFETY: MPI wrote the status.
-        Some(_) => received(key, unsafe { &*st }).err().unwrap_or(rc),
-        None => rc,
-    }
+    // SAFETY: the user's arguments; the status is the user's or ours.
+    checked_receive(key, status, |st| unsafe {
+        PMPI_Mrecv(buf, count, t, message, st)
+    })
 }
 
 #[no_mangle]
@@ -295,33 +274,10 @@ pub unsafe extern "C" fn MPI_Imrecv(
 
 // ---- persistent requests: a companion or a queued receive per start ----
 
-macro_rules! persistent_send {
-    ($name:ident, $pmpi:ident) => {
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(
-            buf: *const c_void,
-            count: c_int,
-            t: Dt,
-            dest: c_int,
-            tag: c_int,
-            comm: MPI_Comm,
-            request: *mut MPI_Request,
-        ) -> c_int {
-            // SAFETY: the user's arguments, unchanged.
-            let rc = unsafe { $pmpi(buf, count, t, dest, tag, comm, request) };
-            if rc == 0 {
-                // SAFETY: MPI wrote the request.
-                super::persistent_made(false, comm, dest, tag, count, t, unsafe { *request });
-            }
-            rc
-        }
-    };
-}
-
-persistent_send!(MPI_Send_init, PMPI_Send_init);
-persistent_send!(MPI_Ssend_init, PMPI_Ssend_init);
-persistent_send!(MPI_Bsend_init, PMPI_Bsend_init);
-persistent_send!(MPI_Rsend_init, PMPI_Rsend_init);
+send_with_request!(MPI_Send_init, PMPI_Send_init, true);
+send_with_request!(MPI_Ssend_init, PMPI_Ssend_init, true);
+send_with_request!(MPI_Bsend_init, PMPI_Bsend_init, true);
+send_with_request!(MPI_Rsend_init, PMPI_Rsend_init, true);
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Recv_init(
