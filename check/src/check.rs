@@ -530,7 +530,7 @@ fn pack_type(count: i64, t: MPI_Datatype) -> Vec<u8> {
 
 /// Where the signatures of (ref_count, ref_type) and (count, t) first
 /// differ, as report lines naming each side.
-fn difference_lines(
+pub fn difference_lines(
     first: (&str, i64, MPI_Datatype),
     second: (&str, i64, MPI_Datatype),
 ) -> (Vec<String>, Vec<(&'static str, String)>) {

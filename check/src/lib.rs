@@ -23,6 +23,7 @@
 pub mod check;
 pub mod digest;
 pub mod mpi;
+pub mod p2p;
 pub mod record;
 pub mod report;
 pub mod watchdog;

@@ -85,3 +85,21 @@ int mxc_keyval_create(int *keyval, void (*del)(void *)) {
 /* A user op's function and commutativity, kept by MPI_Op_create. */
 typedef void (*user_fn)(void);
 user_fn mxc_cast_user_fn(MPI_User_function *f) { return (user_fn)f; }
+
+/* The point-to-point checker's own keyval (check/src/p2p.rs): its delete
+ * callback frees the companion channel of a freed communicator. */
+static void (*p2p_delete)(void *);
+
+static int p2p_delete_fn(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    if (p2p_delete)
+        p2p_delete(value);
+    return MPI_SUCCESS;
+}
+
+int mxc_p2p_keyval_create(int *keyval, void (*del)(void *)) {
+    p2p_delete = del;
+    return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, p2p_delete_fn, keyval, NULL);
+}

@@ -122,6 +122,7 @@ pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char)
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
         }
+        crate::p2p::setup(mpi::comm_world());
     }
     rc
 }
@@ -140,12 +141,14 @@ pub unsafe extern "C" fn MPI_Init_thread(
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
         }
+        crate::p2p::setup(mpi::comm_world());
     }
     rc
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    crate::p2p::finalize(mpi::comm_world());
     mpi::channel::close();
     mpi::drop_state(mpi::comm_world());
     mpi::drop_state(mpi::comm_self());
@@ -170,6 +173,8 @@ fn made(rc: c_int, newcomm: *mut MPI_Comm) -> c_int {
     if rc == 0 && !newcomm.is_null() {
         // SAFETY: MPI wrote the new communicator.
         mpi::state(unsafe { *newcomm });
+        // SAFETY: as above.
+        crate::p2p::setup(unsafe { *newcomm });
     }
     rc
 }
@@ -1325,6 +1330,8 @@ split_collective! {
 /// its part when it made the request, so this does not wait for a start).
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
+    // SAFETY: the user's request.
+    crate::p2p::request_freed(unsafe { *request });
     if check::any_pending() {
         // SAFETY: the user's request.
         if let Err(rc) = check::complete(unsafe { *request }, true) {
@@ -1344,7 +1351,7 @@ pub unsafe extern "C" fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_St
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { PMPI_Wait(request, status) }
+    unsafe { crate::p2p::wait(request, status) }
 }
 
 #[no_mangle]
@@ -1366,7 +1373,7 @@ pub unsafe extern "C" fn MPI_Test(
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { PMPI_Test(request, flag, status) }
+    unsafe { crate::p2p::test(request, flag, status) }
 }
 
 #[no_mangle]
@@ -1384,7 +1391,7 @@ pub unsafe extern "C" fn MPI_Waitall(
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { PMPI_Waitall(count, requests, statuses) }
+    unsafe { crate::p2p::waitall(count, requests, statuses) }
 }
 
 #[no_mangle]
@@ -1410,7 +1417,7 @@ pub unsafe extern "C" fn MPI_Testall(
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { PMPI_Testall(count, requests, flag, statuses) }
+    unsafe { crate::p2p::testall(count, requests, flag, statuses) }
 }
 
 /// Drives the checks of `requests` without blocking; returns which still
@@ -1459,7 +1466,7 @@ pub unsafe extern "C" fn MPI_Waitany(
     loop {
         if !check::any_pending() {
             // SAFETY: the user's arguments.
-            return unsafe { PMPI_Waitany(count, requests, index, status) };
+            return unsafe { crate::p2p::any(count, requests, index, None, status) };
         }
         let busy = match drive(count, requests) {
             Ok(b) => b,
@@ -1467,12 +1474,13 @@ pub unsafe extern "C" fn MPI_Waitany(
         };
         if !busy.iter().any(|&b| b) {
             // SAFETY: the user's arguments.
-            return unsafe { PMPI_Waitany(count, requests, index, status) };
+            return unsafe { crate::p2p::any(count, requests, index, None, status) };
         }
         let mut copy = masked(requests, &busy);
         let mut flag = 0;
         // SAFETY: the copy has count requests; the user's index and status.
-        let rc = unsafe { PMPI_Testany(count, copy.as_mut_ptr(), index, &mut flag, status) };
+        let rc =
+            unsafe { crate::p2p::any(count, copy.as_mut_ptr(), index, Some(&mut flag), status) };
         unmask(requests, &copy, &busy);
         // SAFETY: MPI wrote the index.
         if rc != 0 || (flag != 0 && unsafe { *index } != mpi::undefined()) {
@@ -1498,7 +1506,8 @@ pub unsafe extern "C" fn MPI_Testany(
         if busy.iter().any(|&b| b) {
             let mut copy = masked(requests, &busy);
             // SAFETY: the copy has count requests; the user's outputs.
-            let rc = unsafe { PMPI_Testany(count, copy.as_mut_ptr(), index, flag, status) };
+            let rc =
+                unsafe { crate::p2p::any(count, copy.as_mut_ptr(), index, Some(flag), status) };
             unmask(requests, &copy, &busy);
             // SAFETY: MPI wrote index and flag.
             unsafe {
@@ -1510,7 +1519,7 @@ pub unsafe extern "C" fn MPI_Testany(
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { PMPI_Testany(count, requests, index, flag, status) }
+    unsafe { crate::p2p::any(count, requests, index, Some(flag), status) }
 }
 
 #[no_mangle]
@@ -1524,7 +1533,9 @@ pub unsafe extern "C" fn MPI_Waitsome(
     loop {
         if !check::any_pending() {
             // SAFETY: the user's arguments.
-            return unsafe { PMPI_Waitsome(incount, requests, outcount, indices, statuses) };
+            return unsafe {
+                crate::p2p::some(incount, requests, outcount, indices, statuses, false)
+            };
         }
         let busy = match drive(incount, requests) {
             Ok(b) => b,
@@ -1532,11 +1543,22 @@ pub unsafe extern "C" fn MPI_Waitsome(
         };
         if !busy.iter().any(|&b| b) {
             // SAFETY: the user's arguments.
-            return unsafe { PMPI_Waitsome(incount, requests, outcount, indices, statuses) };
+            return unsafe {
+                crate::p2p::some(incount, requests, outcount, indices, statuses, false)
+            };
         }
         let mut copy = masked(requests, &busy);
         // SAFETY: the copy has incount requests; the user's outputs.
-        let rc = unsafe { PMPI_Testsome(incount, copy.as_mut_ptr(), outcount, indices, statuses) };
+        let rc = unsafe {
+            crate::p2p::some(
+                incount,
+                copy.as_mut_ptr(),
+                outcount,
+                indices,
+                statuses,
+                true,
+            )
+        };
         unmask(requests, &copy, &busy);
         // SAFETY: MPI wrote outcount.
         let n = unsafe { *outcount };
@@ -1563,8 +1585,16 @@ pub unsafe extern "C" fn MPI_Testsome(
         if busy.iter().any(|&b| b) {
             let mut copy = masked(requests, &busy);
             // SAFETY: the copy has incount requests; the user's outputs.
-            let rc =
-                unsafe { PMPI_Testsome(incount, copy.as_mut_ptr(), outcount, indices, statuses) };
+            let rc = unsafe {
+                crate::p2p::some(
+                    incount,
+                    copy.as_mut_ptr(),
+                    outcount,
+                    indices,
+                    statuses,
+                    true,
+                )
+            };
             unmask(requests, &copy, &busy);
             // SAFETY: MPI wrote outcount.
             unsafe {
@@ -1576,5 +1606,5 @@ pub unsafe extern "C" fn MPI_Testsome(
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { PMPI_Testsome(incount, requests, outcount, indices, statuses) }
+    unsafe { crate::p2p::some(incount, requests, outcount, indices, statuses, true) }
 }

@@ -1,0 +1,1162 @@
+//! Point-to-point type-signature checks (Gropp 2000; issue 16), opt-in
+//! with `MPIX_CHECK_P2P=1`.
+//!
+//! # Design
+//!
+//! *What travels.* With each user message the sender sends a 48-byte
+//! **companion** ([`Companion`]): the hash and element count of its
+//! signature of (count, datatype), its count, whether the type is all
+//! `MPI_PACKED`, and the type exchange's 16-byte reference to its datatype
+//! (`mpix_marshal::type_reference`). The companion goes to the same
+//! destination with the same tag, on a private duplicate of the user's
+//! communicator (the **channel**, made at a collective point: `MPI_Init`
+//! for `MPI_COMM_WORLD`, the wrapped constructors for new communicators;
+//! never lazily inside a point-to-point call). It is sent with
+//! `MPI_Isend` *before* the user's send, so the sender never blocks on it
+//! and a receiver that waits for a companion never waits for the sender's
+//! program to progress. Its request and buffer are kept and reaped later.
+//!
+//! *Which companion belongs to which message.* MPI's non-overtaking rule
+//! orders the messages of one sender on one (communicator, tag) in both
+//! channels alike; on the receiving side, among the receives (posted by one
+//! thread) that get messages from one (source, tag), the earlier-posted one
+//! gets the earlier message (a later receive cannot take a message while an
+//! earlier pending receive matches it). So companions are consumed per
+//! (source, tag) in the *posting order* of the receives, not in their
+//! completion order: every receive is queued when posted; when it
+//! completes, the status gives the actual source and tag (wildcards
+//! resolved by MPI, whatever they were) and the receive is checked once no
+//! earlier queued receive could still take a message of that (source,
+//! tag) — an earlier pending receive whose pattern matches defers it
+//! until that one completes. The user's receive itself is never changed:
+//! same arguments, same matching, and the status the user sees (the
+//! checker passes its own status only where the user gave
+//! `MPI_STATUS_IGNORE`).
+//!
+//! *What is checked.* A receive may take fewer elements than it allows,
+//! so the sender's hash is compared with the hash of the first n basic
+//! elements of the receive's (count, datatype), n the sender's element
+//! count (`mpix_marshal::signature_prefix_summary`; the whole receive's
+//! kept hash when n fills it). A message with more elements than the
+//! receive allows, that MPI nevertheless delivered (e.g. 4 `MPI_BYTE`s into
+//! one `MPI_INT`), is reported too. `MPI_BYTE` is a basic type like any
+//! other (it matches only `MPI_BYTE`); a side that is `MPI_PACKED` is not
+//! checked, as in the collective checker.
+//!
+//! *Reports.* At the receiving rank, as the collective checker's: the
+//! call, communicator, source, tag, both (count, datatype) and the first
+//! differing element with both sides' basic types and tree paths. The
+//! receiver resolves every reference exactly once (and releases it): the
+//! sender's description travels once per peer and type through the
+//! exchange's cache, so a correct program pays the hash and a cache
+//! look-up per message.
+//!
+//! *Not sent.* `MPI_PROC_NULL` sends and receives involve no companion.
+//! Intercommunicators and communicators made by constructors the checker
+//! does not wrap have no channel: their messages are not checked, on both
+//! sides alike.
+//!
+//! # Limits of this slice
+//!
+//! Wrapped: `MPI_Send`, `MPI_Ssend`, `MPI_Bsend`, `MPI_Rsend`,
+//! `MPI_Isend`, `MPI_Issend`, `MPI_Ibsend`, `MPI_Irsend`, `MPI_Recv`,
+//! `MPI_Irecv`, `MPI_Sendrecv`, and the completion of receives by every
+//! Wait/Test form. Not yet: persistent requests, `MPI_Sendrecv_replace`,
+//! matched probes (`MPI_Mprobe`/`MPI_Mrecv`…), the large-count `_c` forms,
+//! `MPI_Request_free` of an active receive, cancelled sends (a send
+//! cancelled successfully leaves its companion behind). A program that
+//! uses any of those on a checked communicator must not enable the
+//! checks: a message without a companion, or a receive that takes a
+//! message without its companion, misaligns the companions that follow.
+//! (`MPI_Probe`/`MPI_Iprobe` need no wrapper: they take no message.)
+//! Under `MPI_THREAD_MULTIPLE`, two threads sending on the same
+//! (communicator, destination, tag) could post the user messages and the
+//! companions in different orders; the checks assume one thread per such
+//! channel at a time.
+
+use crate::check;
+use crate::mpi;
+use crate::record::{PACKED, UNKNOWN};
+use crate::report::{self, Mode, Report};
+use mpi_sys::*;
+use mpix_marshal::HashKind;
+use std::collections::VecDeque;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+pub mod wrap;
+
+extern "C" {
+    fn mxc_p2p_keyval_create(keyval: *mut c_int, del: extern "C" fn(*mut c_void)) -> c_int;
+}
+
+/// The companion's size in bytes.
+const LEN: usize = 48;
+
+/// What the sender says about one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Companion {
+    pub hash: u64,
+    /// The number of basic elements sent.
+    pub elements: u64,
+    /// The send's count.
+    pub count: i64,
+    /// `PACKED`, `UNKNOWN` (record.rs flags), or 8: no reference.
+    pub flags: u64,
+    pub reference: [u8; 16],
+}
+
+const NO_REFERENCE: u64 = 8;
+
+impl Companion {
+    pub fn encode(&self) -> [u8; LEN] {
+        let mut b = [0u8; LEN];
+        b[0..8].copy_from_slice(&self.hash.to_le_bytes());
+        b[8..16].copy_from_slice(&self.elements.to_le_bytes());
+        b[16..24].copy_from_slice(&self.count.to_le_bytes());
+        b[24..32].copy_from_slice(&self.flags.to_le_bytes());
+        b[32..48].copy_from_slice(&self.reference);
+        b
+    }
+
+    pub fn decode(b: &[u8; LEN]) -> Companion {
+        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or([0; 8]));
+        let mut reference = [0u8; 16];
+        reference.copy_from_slice(&b[32..48]);
+        Companion {
+            hash: word(0),
+            elements: word(8),
+            count: word(16) as i64,
+            flags: word(24),
+            reference,
+        }
+    }
+}
+
+/// Whether point-to-point checks are on (`MPIX_CHECK_P2P=1`, and the
+/// checker not off).
+pub fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        report::config().mode != Mode::Off
+            && matches!(
+                std::env::var("MPIX_CHECK_P2P").unwrap_or_default().as_str(),
+                "1" | "on" | "yes"
+            )
+    })
+}
+
+// ---- the channel of a communicator ----
+
+/// One posted receive, in posting order.
+struct Rec {
+    id: u64,
+    call: &'static str,
+    source: c_int,
+    tag: c_int,
+    count: i64,
+    datatype: MPI_Datatype,
+    /// `check::TYPES_FREED` at posting: a derived receive type freed since
+    /// is not read again (only its signature taken at posting is used).
+    freed: u64,
+    sig: crate::record::Sig,
+    /// The actual (source, tag) once complete (or matched, for a matched
+    /// probe's message).
+    got: Option<(c_int, c_int)>,
+    /// False for a matched probe's message until its receive (count,
+    /// datatype) is known: it holds its place in its (source, tag) order.
+    ready: bool,
+}
+
+/// The checker's point-to-point state of one user communicator.
+pub struct Channel {
+    comm: MPI_Comm,
+    dup: MPI_Comm,
+    rank: usize,
+    size: usize,
+    posted: u64,
+    queue: VecDeque<Rec>,
+}
+
+static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
+
+extern "C" fn delete_channel(value: *mut c_void) {
+    if value.is_null() {
+        return;
+    }
+    // SAFETY: every value of the keyval is a Box<Channel> leaked by
+    // `setup`; MPI calls this once per value.
+    let mut ch = *unsafe { Box::from_raw(value as *mut Channel) };
+    // SAFETY: the checker's own duplicate (its exchange settles here,
+    // inside the user's collective free).
+    unsafe { PMPI_Comm_free(&mut ch.dup) };
+}
+
+fn keyval() -> Option<c_int> {
+    let k = KEYVAL.load(Ordering::Acquire);
+    if k != i32::MIN {
+        return Some(k);
+    }
+    let mut k: c_int = 0;
+    // SAFETY: creates a keyval (a local call).
+    if unsafe { mxc_p2p_keyval_create(&mut k, delete_channel) } != 0 {
+        return None;
+    }
+    KEYVAL.store(k, Ordering::Release);
+    Some(k)
+}
+
+/// Makes `comm`'s channel: called where every member of `comm` is in a
+/// collective call (it duplicates `comm` and sets the type exchange up on
+/// the duplicate). Intercommunicators get none.
+pub fn setup(comm: MPI_Comm) {
+    if !enabled()
+        || SETTING_UP.with(|s| s.get())
+        || mpi::bits(comm) == mpi::bits(mpi::comm_null())
+        || channel(comm).is_some()
+    {
+        return;
+    }
+    // The exchange's own duplicates come back through the wrapped
+    // MPI_Comm_dup: they get no channel.
+    SETTING_UP.with(|s| s.set(true));
+    make_channel(comm);
+    SETTING_UP.with(|s| s.set(false));
+}
+
+thread_local! {
+    static SETTING_UP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn make_channel(comm: MPI_Comm) {
+    let Some(kv) = keyval() else { return };
+    let (mut inter, mut rank, mut size) = (0, 0, 0);
+    let mut dup = mpi::comm_null();
+    // SAFETY: queries of a valid communicator and its duplicate.
+    let ok = unsafe {
+        PMPI_Comm_test_inter(comm, &mut inter) == 0
+            && inter == 0
+            && PMPI_Comm_rank(comm, &mut rank) == 0
+            && PMPI_Comm_size(comm, &mut size) == 0
+            && PMPI_Comm_dup(comm, &mut dup) == 0
+    };
+    if !ok {
+        return;
+    }
+    // SAFETY: the checker's duplicate; its errors come back as codes.
+    unsafe { PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN) };
+    // The exchange's set-up is collective over the duplicate: here, now.
+    let _ = mpix_marshal::testing::exchange::private_comms(dup);
+    let ch = Box::into_raw(Box::new(Channel {
+        comm,
+        dup,
+        rank: rank as usize,
+        size: size as usize,
+        posted: 0,
+        queue: VecDeque::new(),
+    }));
+    // SAFETY: attaches the channel; MPI calls delete_channel at free.
+    if unsafe { PMPI_Comm_set_attr(comm, kv, ch as *mut c_void) } != 0 {
+        delete_channel(ch as *mut c_void);
+    }
+}
+
+/// `comm`'s channel, if it has one.
+fn channel(comm: MPI_Comm) -> Option<&'static mut Channel> {
+    if !enabled() {
+        return None;
+    }
+    let kv = KEYVAL.load(Ordering::Acquire);
+    if kv == i32::MIN || mpi::bits(comm) == mpi::bits(mpi::comm_null()) {
+        return None;
+    }
+    let mut value: *mut c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: reads our attribute.
+    let rc = unsafe {
+        PMPI_Comm_get_attr(
+            comm,
+            kv,
+            &mut value as *mut *mut c_void as *mut c_void,
+            &mut flag,
+        )
+    };
+    if rc != 0 || flag == 0 || value.is_null() {
+        return None;
+    }
+    // SAFETY: a leaked Box<Channel>, alive until the delete callback; one
+    // thread uses a communicator's channel at a time.
+    Some(unsafe { &mut *(value as *mut Channel) })
+}
+
+/// Frees `comm`'s channel now (at MPI_Finalize, for MPI_COMM_WORLD),
+/// after the companions still in flight have been taken.
+pub fn finalize(comm: MPI_Comm) {
+    if !enabled() {
+        return;
+    }
+    reap(true);
+    let kv = KEYVAL.load(Ordering::Acquire);
+    if kv != i32::MIN && channel(comm).is_some() {
+        // SAFETY: deletes our attribute, which runs delete_channel.
+        unsafe { PMPI_Comm_delete_attr(comm, kv) };
+    }
+    if kv != i32::MIN {
+        let mut k = kv;
+        // SAFETY: our keyval, no longer needed.
+        unsafe { PMPI_Comm_free_keyval(&mut k) };
+        KEYVAL.store(i32::MIN, Ordering::Release);
+    }
+}
+
+// ---- the sending side ----
+
+/// A companion in flight: its request and its buffer (boxed: MPI reads
+/// it until the request completes).
+struct InFlight {
+    req: MPI_Request,
+    _buf: Box<[u8; LEN]>,
+}
+
+// SAFETY: the request is a plain handle and the buffer is owned.
+unsafe impl Send for InFlight {}
+
+fn in_flight() -> &'static Mutex<Vec<InFlight>> {
+    static F: OnceLock<Mutex<Vec<InFlight>>> = OnceLock::new();
+    F.get_or_init(Default::default)
+}
+
+fn proc_null() -> c_int {
+    // SAFETY: reads mpi-sys's copy of MPI_PROC_NULL.
+    unsafe { RSMPI_PROC_NULL }
+}
+
+/// Sends the companion of a send of (count, datatype) to `dest` with
+/// `tag` on `comm`, before the user's send. Nothing for `MPI_PROC_NULL`
+/// or a communicator without a channel.
+pub fn sent(comm: MPI_Comm, dest: c_int, tag: c_int, count: impl Into<i64>, t: MPI_Datatype) {
+    if dest == proc_null() {
+        return;
+    }
+    let Some(ch) = channel(comm) else { return };
+    let count = count.into();
+    let sig = check::sig_of(count, t);
+    let (reference, no_ref) = match mpix_marshal::type_reference(t, dest, ch.dup) {
+        Ok(r) => (r, 0),
+        Err(_) => ([0u8; 16], NO_REFERENCE),
+    };
+    let c = Companion {
+        hash: sig.hash,
+        elements: sig.count,
+        count,
+        flags: (sig.flags & (PACKED | UNKNOWN)) | no_ref,
+        reference,
+    };
+    let buf = Box::new(c.encode());
+    let mut req = mpi::request_null();
+    // SAFETY: the buffer is boxed and kept with the request until it
+    // completes (`reap`).
+    let rc = unsafe {
+        PMPI_Isend(
+            buf.as_ptr() as *const c_void,
+            LEN as c_int,
+            mpi::byte(),
+            dest,
+            tag,
+            ch.dup,
+            &mut req,
+        )
+    };
+    if rc != 0 {
+        return;
+    }
+    let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
+    f.push(InFlight { req, _buf: buf });
+    let n = f.len();
+    drop(f);
+    if n >= 64 {
+        reap(false);
+    }
+}
+
+/// Frees the buffers of the companions that have left. `all`: at
+/// finalize, waits for them (a bounded time: the receivers of a correct
+/// program have taken them all), then cancels what is left.
+fn reap(all: bool) {
+    let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        f.retain_mut(|InFlight { req, .. }| {
+            let mut flag = 0;
+            // SAFETY: the checker's own request.
+            let rc = unsafe { PMPI_Test(req, &mut flag, RSMPI_STATUS_IGNORE) };
+            rc == 0 && flag == 0
+        });
+        if !all || f.is_empty() {
+            return;
+        }
+        if std::time::Instant::now() > deadline {
+            for InFlight { req, .. } in f.iter_mut() {
+                // SAFETY: the checker's own requests, cancelled and waited.
+                unsafe {
+                    PMPI_Cancel(req);
+                    PMPI_Wait(req, RSMPI_STATUS_IGNORE);
+                }
+            }
+            f.clear();
+            return;
+        }
+        std::thread::yield_now();
+    }
+}
+
+// ---- the receiving side ----
+
+/// A receive's key under its request, until it completes.
+type Posted = Mutex<Vec<(u64, usize, u64)>>;
+
+fn posted() -> &'static Posted {
+    static P: OnceLock<Posted> = OnceLock::new();
+    P.get_or_init(Default::default)
+}
+
+static POSTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Queues a receive on `comm` (before the user's call): its id, or None
+/// when it is not checked.
+pub fn receiving(
+    call: &'static str,
+    comm: MPI_Comm,
+    source: c_int,
+    tag: c_int,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+) -> Option<(usize, u64)> {
+    if source == proc_null() {
+        return None;
+    }
+    let ch = channel(comm)?;
+    let count = count.into();
+    ch.posted += 1;
+    ch.queue.push_back(Rec {
+        id: ch.posted,
+        call,
+        source,
+        tag,
+        count,
+        datatype: t,
+        freed: check::TYPES_FREED.load(Ordering::Acquire),
+        sig: check::sig_of(count, t),
+        got: None,
+        ready: true,
+    });
+    Some((ch as *mut Channel as usize, ch.posted))
+}
+
+/// The user's receive call failed: it posted nothing.
+pub fn not_posted(key: Option<(usize, u64)>) {
+    if let Some((ch, id)) = key {
+        // SAFETY: the channel outlives its receives.
+        let ch = unsafe { &mut *(ch as *mut Channel) };
+        ch.queue.retain(|r| r.id != id);
+    }
+}
+
+/// A matched probe (`MPI_Mprobe`, `MPI_Improbe`) took a message from
+/// (source, tag) on `comm`: its place in that order is now, its receive's
+/// (count, datatype) comes with `MPI_Mrecv`/`MPI_Imrecv`.
+pub fn matched(comm: MPI_Comm, status: &MPI_Status, message: MPI_Message) {
+    if status.MPI_SOURCE == proc_null() {
+        return;
+    }
+    let Some(ch) = channel(comm) else { return };
+    ch.posted += 1;
+    ch.queue.push_back(Rec {
+        id: ch.posted,
+        call: "MPI_Mrecv",
+        source: status.MPI_SOURCE,
+        tag: status.MPI_TAG,
+        count: 0,
+        datatype: mpi::byte(),
+        freed: 0,
+        sig: crate::record::Sig::NONE,
+        got: Some((status.MPI_SOURCE, status.MPI_TAG)),
+        ready: false,
+    });
+    let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
+    m.push((mpi::bits(message), ch as *mut Channel as usize, ch.posted));
+}
+
+type Messages = Mutex<Vec<(u64, usize, u64)>>;
+
+fn messages() -> &'static Messages {
+    static M: OnceLock<Messages> = OnceLock::new();
+    M.get_or_init(Default::default)
+}
+
+/// The receive of a matched message (`call`: MPI_Mrecv or MPI_Imrecv)
+/// with (count, datatype): its key, ready to be checked at completion.
+pub fn receiving_matched(
+    call: &'static str,
+    message: MPI_Message,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+) -> Option<(usize, u64)> {
+    let (ch, id) = {
+        let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
+        let i = m.iter().position(|(k, _, _)| *k == mpi::bits(message))?;
+        let (_, ch, id) = m.swap_remove(i);
+        (ch, id)
+    };
+    // SAFETY: the channel outlives its receives.
+    let chan = unsafe { &mut *(ch as *mut Channel) };
+    let r = chan.queue.iter_mut().find(|r| r.id == id)?;
+    let count = count.into();
+    r.call = call;
+    r.count = count;
+    r.datatype = t;
+    r.freed = check::TYPES_FREED.load(Ordering::Acquire);
+    r.sig = check::sig_of(count, t);
+    Some((ch, id))
+}
+
+/// Keeps a nonblocking receive's key under its request.
+pub fn attach(key: Option<(usize, u64)>, request: MPI_Request) {
+    if let Some((ch, id)) = key {
+        let mut p = posted().lock().unwrap_or_else(|e| e.into_inner());
+        p.push((mpi::bits(request), ch, id));
+        POSTED.store(p.len(), Ordering::Release);
+    }
+}
+
+/// A receive completed with `status`: it is checked now, or as soon as
+/// no earlier receive can take a message of its (source, tag).
+pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_int> {
+    let Some((ch, id)) = key else { return Ok(()) };
+    // SAFETY: the channel outlives its receives.
+    let ch = unsafe { &mut *(ch as *mut Channel) };
+    let mut cancelled = 0;
+    // SAFETY: a status MPI wrote.
+    unsafe { PMPI_Test_cancelled(status, &mut cancelled) };
+    if cancelled != 0 || status.MPI_SOURCE == proc_null() {
+        ch.queue.retain(|r| r.id != id);
+    } else if let Some(r) = ch.queue.iter_mut().find(|r| r.id == id) {
+        r.got = Some((status.MPI_SOURCE, status.MPI_TAG));
+        r.ready = true;
+    }
+    drain(ch)
+}
+
+fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    (r.source == any_source || r.source == source) && (r.tag == any_tag || r.tag == tag)
+}
+
+/// Checks every completed receive whose companion is next in its
+/// (source, tag) order, in posting order.
+fn drain(ch: &mut Channel) -> Result<(), c_int> {
+    let mut result = Ok(());
+    let mut i = 0;
+    while i < ch.queue.len() {
+        let Some((s, t)) = ch.queue[i].got else {
+            i += 1;
+            continue;
+        };
+        let blocked = !ch.queue[i].ready
+            || ch.queue.iter().take(i).any(|e| match e.got {
+                None => matches(e, s, t),
+                Some(g) => g == (s, t),
+            });
+        if blocked {
+            i += 1;
+            continue;
+        }
+        let Some(r) = ch.queue.remove(i) else { break };
+        if let Err(rc) = check_one(ch, &r, s, t) {
+            result = result.and(Err(rc));
+        }
+    }
+    result
+}
+
+/// Takes the companion of receive `r`'s message from (source, tag) and
+/// compares.
+fn check_one(ch: &Channel, r: &Rec, source: c_int, tag: c_int) -> Result<(), c_int> {
+    let mut buf = [0u8; LEN];
+    // SAFETY: MPI_Status is plain data.
+    let mut st: MPI_Status = unsafe { std::mem::zeroed() };
+    // The sender posted the companion before its message: this returns
+    // without waiting for the sender's program.
+    // SAFETY: buf holds LEN bytes.
+    let rc = unsafe {
+        PMPI_Recv(
+            buf.as_mut_ptr() as *mut c_void,
+            LEN as c_int,
+            mpi::byte(),
+            source,
+            tag,
+            ch.dup,
+            &mut st,
+        )
+    };
+    if rc != 0 {
+        return Ok(());
+    }
+    let c = Companion::decode(&buf);
+    let sender_type = if c.flags & NO_REFERENCE == 0 {
+        mpix_marshal::resolve_type(&c.reference, source, ch.dup).ok()
+    } else {
+        None
+    };
+    let verdict = compare(&c, r);
+    let out = match verdict {
+        Compared::Fine => Ok(()),
+        Compared::Differ(why) => report(ch, r, source, tag, &c, sender_type, why),
+    };
+    if let Some(t) = sender_type {
+        let _ = mpix_marshal::release_type(t);
+    }
+    out
+}
+
+enum Compared {
+    Fine,
+    Differ(&'static str),
+}
+
+/// Gropp's rule: the sender's signature against the first `elements`
+/// basic elements of the receive's.
+fn compare(c: &Companion, r: &Rec) -> Compared {
+    if (c.flags | r.sig.flags) & UNKNOWN != 0 || (c.flags | r.sig.flags) & PACKED != 0 {
+        return Compared::Fine;
+    }
+    if c.elements > r.sig.count {
+        return Compared::Differ("the message has more basic elements than the receive takes");
+    }
+    if c.elements == r.sig.count {
+        return if c.hash == r.sig.hash {
+            Compared::Fine
+        } else {
+            Compared::Differ("the type signatures do not match")
+        };
+    }
+    // A prefix: the receive's tree, unless its derived type was freed since.
+    if check::TYPES_FREED.load(Ordering::Acquire) != r.freed && !mpi::is_named(r.datatype) {
+        return Compared::Fine;
+    }
+    let Ok(count) = u128::try_from(r.count) else {
+        return Compared::Fine;
+    };
+    match mpix_marshal::signature_prefix_summary(
+        r.datatype,
+        count,
+        c.elements as u128,
+        HashKind::DEFAULT,
+    ) {
+        Ok(s) if s.packed || s.hash == c.hash => Compared::Fine,
+        Ok(_) => Compared::Differ(
+            "the type signature of the message does not match the start of the receive's",
+        ),
+        Err(_) => Compared::Fine,
+    }
+}
+
+fn report(
+    ch: &Channel,
+    r: &Rec,
+    source: c_int,
+    tag: c_int,
+    c: &Companion,
+    sender_type: Option<MPI_Datatype>,
+    why: &'static str,
+) -> Result<(), c_int> {
+    let me = format!("rank {}", ch.rank);
+    let them = format!("rank {source}");
+    let readable =
+        mpi::is_named(r.datatype) || check::TYPES_FREED.load(Ordering::Acquire) == r.freed;
+    let el = |n: u64| if n == 1 { "element" } else { "elements" };
+    let mut details = vec![match sender_type {
+        Some(t) => format!(
+            "{them} sends (count, datatype) = {}: {} {}",
+            check::describe(c.count, t),
+            c.elements,
+            el(c.elements)
+        ),
+        None => format!("{them} sends {} {}", c.elements, el(c.elements)),
+    }];
+    details.push(if readable {
+        format!(
+            "{me} receives (count, datatype) = {}: at most {} {}",
+            check::describe(r.count, r.datatype),
+            r.sig.count,
+            el(r.sig.count)
+        )
+    } else {
+        format!("{me} receives at most {} {}", r.sig.count, el(r.sig.count))
+    });
+    let mut fields = vec![
+        ("source", source.to_string()),
+        ("tag", tag.to_string()),
+        ("sent_elements", c.elements.to_string()),
+        ("receive_elements", r.sig.count.to_string()),
+    ];
+    if let (Some(t), true) = (sender_type, readable) {
+        let (lines, f) = check::difference_lines((&them, c.count, t), (&me, r.count, r.datatype));
+        details.extend(lines);
+        fields.extend(f);
+    }
+    let rep = Report {
+        call: r.call.to_string(),
+        comm: mpi::comm_name(ch.comm, ch.size),
+        seq: r.id,
+        rank: ch.rank,
+        size: ch.size,
+        kind: "p2p-signature",
+        summary: format!("{why}: the message from rank {source} with tag {tag}"),
+        details,
+        fields,
+    };
+    rep.emit(mpi::world_rank_cached());
+    if report::config().mode == Mode::Warn {
+        return Ok(());
+    }
+    Err(mpi::raise(ch.comm, None))
+}
+
+// ---- persistent requests ----
+
+/// What a persistent point-to-point request does at each start. Its
+/// datatype is the checker's duplicate of a derived type (the user may
+/// free its own handle while the request lives).
+#[derive(Clone, Copy)]
+enum Persistent {
+    Send {
+        comm: MPI_Comm,
+        peer: c_int,
+        tag: c_int,
+        count: i64,
+        datatype: MPI_Datatype,
+        owned: bool,
+    },
+    Recv {
+        comm: MPI_Comm,
+        peer: c_int,
+        tag: c_int,
+        count: i64,
+        datatype: MPI_Datatype,
+        owned: bool,
+    },
+}
+
+struct PersistentEntry(u64, Persistent);
+
+// SAFETY: plain handles.
+unsafe impl Send for PersistentEntry {}
+
+fn persistent() -> &'static Mutex<Vec<PersistentEntry>> {
+    static P: OnceLock<Mutex<Vec<PersistentEntry>>> = OnceLock::new();
+    P.get_or_init(Default::default)
+}
+
+/// A persistent send (`recv` false) or receive was made on `comm`: kept
+/// under its request when `comm` has a channel.
+pub fn persistent_made(
+    recv: bool,
+    comm: MPI_Comm,
+    peer: c_int,
+    tag: c_int,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+    request: MPI_Request,
+) {
+    if peer == proc_null() || channel(comm).is_none() {
+        return;
+    }
+    let (datatype, owned) = if mpi::is_named(t) {
+        (t, false)
+    } else {
+        let mut d = t;
+        // SAFETY: duplicates the user's committed type (a local call).
+        if unsafe { PMPI_Type_dup(t, &mut d) } != 0 {
+            return;
+        }
+        (d, true)
+    };
+    let count = count.into();
+    let p = if recv {
+        Persistent::Recv {
+            comm,
+            peer,
+            tag,
+            count,
+            datatype,
+            owned,
+        }
+    } else {
+        Persistent::Send {
+            comm,
+            peer,
+            tag,
+            count,
+            datatype,
+            owned,
+        }
+    };
+    let mut v = persistent().lock().unwrap_or_else(|e| e.into_inner());
+    v.push(PersistentEntry(mpi::bits(request), p));
+}
+
+fn persistent_of(request: MPI_Request) -> Option<Persistent> {
+    let v = persistent().lock().unwrap_or_else(|e| e.into_inner());
+    v.iter().find(|e| e.0 == mpi::bits(request)).map(|e| e.1)
+}
+
+/// Before `MPI_Start` of `request`: a send's companion, or a receive
+/// queued. The key to `started` after the user's call.
+pub fn starting(request: MPI_Request) -> Option<(usize, u64)> {
+    if !enabled() {
+        return None;
+    }
+    match persistent_of(request)? {
+        Persistent::Send {
+            comm,
+            peer,
+            tag,
+            count,
+            datatype,
+            ..
+        } => {
+            sent(comm, peer, tag, count, datatype);
+            None
+        }
+        Persistent::Recv {
+            comm,
+            peer,
+            tag,
+            count,
+            datatype,
+            ..
+        } => receiving("MPI_Recv_init", comm, peer, tag, count, datatype),
+    }
+}
+
+/// After `MPI_Start`: the receive's key under its request (or dropped
+/// when the start failed).
+pub fn started(key: Option<(usize, u64)>, rc: c_int, request: MPI_Request) {
+    if rc != 0 {
+        not_posted(key);
+    } else {
+        attach(key, request);
+    }
+}
+
+/// Before `MPI_Request_free`: a persistent request's record and type go.
+pub fn request_freed(request: MPI_Request) {
+    if !enabled() {
+        return;
+    }
+    let mut v = persistent().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = v.iter().position(|e| e.0 == mpi::bits(request)) {
+        let (Persistent::Send {
+            datatype, owned, ..
+        }
+        | Persistent::Recv {
+            datatype, owned, ..
+        }) = v.swap_remove(i).1;
+        if owned {
+            mpi::free_type(datatype);
+        }
+    }
+}
+
+// ---- completion: the Wait/Test family ----
+
+fn status_ignore(p: *const MPI_Status) -> bool {
+    // SAFETY: reads mpi-sys's copy of MPI_STATUS_IGNORE.
+    std::ptr::eq(p, unsafe { RSMPI_STATUS_IGNORE })
+}
+
+fn statuses_ignore(p: *const MPI_Status) -> bool {
+    // SAFETY: reads mpi-sys's copy of MPI_STATUSES_IGNORE.
+    std::ptr::eq(p, unsafe { RSMPI_STATUSES_IGNORE })
+}
+
+/// The key of the receive under a request (removed: it completes).
+fn take(request: u64) -> Option<(usize, u64)> {
+    let mut p = posted().lock().unwrap_or_else(|e| e.into_inner());
+    let i = p.iter().position(|(k, _, _)| *k == request)?;
+    let (_, ch, id) = p.swap_remove(i);
+    POSTED.store(p.len(), Ordering::Release);
+    Some((ch, id))
+}
+
+fn tracking() -> bool {
+    POSTED.load(Ordering::Acquire) != 0
+}
+
+fn keys(count: c_int, requests: *const MPI_Request) -> Vec<u64> {
+    (0..count.max(0) as usize)
+        // SAFETY: the user's array holds count requests.
+        .map(|i| mpi::bits(unsafe { *requests.add(i) }))
+        .collect()
+}
+
+fn zeroed_statuses(n: usize) -> Vec<MPI_Status> {
+    // SAFETY: MPI_Status is plain data.
+    (0..n.max(1))
+        .map(|_| unsafe { std::mem::zeroed() })
+        .collect()
+}
+
+/// The request at `key` completed with `status`.
+fn completed(key: u64, status: &MPI_Status) -> Result<(), c_int> {
+    match take(key) {
+        Some(k) => received(Some(k), status),
+        None => Ok(()),
+    }
+}
+
+/// `PMPI_Wait` and the checks of the receive it completes.
+///
+/// # Safety
+/// The user's arguments of MPI_Wait.
+pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    if !tracking() {
+        // SAFETY: the user's arguments.
+        return unsafe { PMPI_Wait(request, status) };
+    }
+    // SAFETY: the user's request.
+    let key = mpi::bits(unsafe { *request });
+    let mut own = zeroed_statuses(1);
+    let st = if status_ignore(status) {
+        own.as_mut_ptr()
+    } else {
+        status
+    };
+    // SAFETY: the user's request; st is the user's status or ours.
+    let rc = unsafe { PMPI_Wait(request, st) };
+    if rc != 0 {
+        return rc;
+    }
+    // SAFETY: MPI wrote the status.
+    completed(key, unsafe { &*st }).err().unwrap_or(rc)
+}
+
+/// `PMPI_Test` and the checks of the receive it completes.
+///
+/// # Safety
+/// The user's arguments of MPI_Test.
+pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    if !tracking() {
+        // SAFETY: the user's arguments.
+        return unsafe { PMPI_Test(request, flag, status) };
+    }
+    // SAFETY: the user's request.
+    let key = mpi::bits(unsafe { *request });
+    let mut own = zeroed_statuses(1);
+    let st = if status_ignore(status) {
+        own.as_mut_ptr()
+    } else {
+        status
+    };
+    // SAFETY: as for wait.
+    let rc = unsafe { PMPI_Test(request, flag, st) };
+    // SAFETY: MPI wrote flag.
+    if rc != 0 || unsafe { *flag } == 0 {
+        return rc;
+    }
+    // SAFETY: MPI wrote the status.
+    completed(key, unsafe { &*st }).err().unwrap_or(rc)
+}
+
+/// Runs `f` (a completion call over `count` requests) with a status array
+/// of our own where the user gave MPI_STATUSES_IGNORE, then checks the
+/// receives `done` names: (index of the request, index of its status).
+unsafe fn over_array(
+    count: c_int,
+    requests: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+    f: impl FnOnce(*mut MPI_Status) -> c_int,
+    done: impl FnOnce() -> Vec<(usize, usize)>,
+) -> c_int {
+    let keys = keys(count, requests);
+    let mut own = Vec::new();
+    let st = if statuses_ignore(statuses) {
+        own = zeroed_statuses(keys.len());
+        own.as_mut_ptr()
+    } else {
+        statuses
+    };
+    let rc = f(st);
+    if rc != 0 {
+        return rc;
+    }
+    let mut out = rc;
+    for (i, j) in done() {
+        if let Some(&k) = keys.get(i) {
+            // SAFETY: MPI wrote status j.
+            if let Err(e) = completed(k, unsafe { &*st.add(j) }) {
+                out = e;
+            }
+        }
+    }
+    drop(own);
+    out
+}
+
+/// `PMPI_Waitall` with the checks.
+///
+/// # Safety
+/// The user's arguments of MPI_Waitall.
+pub unsafe fn waitall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if !tracking() {
+        // SAFETY: the user's arguments.
+        return unsafe { PMPI_Waitall(count, requests, statuses) };
+    }
+    let n = count.max(0) as usize;
+    // SAFETY: the user's arguments, with our statuses where ignored.
+    unsafe {
+        over_array(
+            count,
+            requests,
+            statuses,
+            |st| PMPI_Waitall(count, requests, st),
+            || (0..n).map(|i| (i, i)).collect(),
+        )
+    }
+}
+
+/// `PMPI_Testall` with the checks.
+///
+/// # Safety
+/// The user's arguments of MPI_Testall.
+pub unsafe fn testall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if !tracking() {
+        // SAFETY: the user's arguments.
+        return unsafe { PMPI_Testall(count, requests, flag, statuses) };
+    }
+    let n = count.max(0) as usize;
+    // SAFETY: as for waitall; flag is read after MPI wrote it.
+    unsafe {
+        over_array(
+            count,
+            requests,
+            statuses,
+            |st| PMPI_Testall(count, requests, flag, st),
+            || {
+                if *flag != 0 {
+                    (0..n).map(|i| (i, i)).collect()
+                } else {
+                    vec![]
+                }
+            },
+        )
+    }
+}
+
+/// `PMPI_Waitany` or `PMPI_Testany` (with `flag`) with the checks.
+///
+/// # Safety
+/// The user's arguments of MPI_Waitany / MPI_Testany.
+pub unsafe fn any(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: Option<*mut c_int>,
+    status: *mut MPI_Status,
+) -> c_int {
+    let call = |st: *mut MPI_Status| match flag {
+        // SAFETY: the user's arguments.
+        Some(f) => unsafe { PMPI_Testany(count, requests, index, f, st) },
+        // SAFETY: the user's arguments.
+        None => unsafe { PMPI_Waitany(count, requests, index, st) },
+    };
+    if !tracking() {
+        return call(status);
+    }
+    let keys = keys(count, requests);
+    let mut own = zeroed_statuses(1);
+    let st = if status_ignore(status) {
+        own.as_mut_ptr()
+    } else {
+        status
+    };
+    let rc = call(st);
+    // SAFETY: MPI wrote index (and flag).
+    let (i, done) = unsafe { (*index, flag.map_or(true, |f| *f != 0)) };
+    if rc != 0 || !done || i == mpi::undefined() || i < 0 {
+        return rc;
+    }
+    match keys.get(i as usize) {
+        // SAFETY: MPI wrote the status.
+        Some(&k) => completed(k, unsafe { &*st }).err().unwrap_or(rc),
+        None => rc,
+    }
+}
+
+/// `PMPI_Waitsome` or `PMPI_Testsome` with the checks.
+///
+/// # Safety
+/// The user's arguments of MPI_Waitsome / MPI_Testsome.
+pub unsafe fn some(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+    test: bool,
+) -> c_int {
+    let call = |st: *mut MPI_Status| {
+        if test {
+            // SAFETY: the user's arguments.
+            unsafe { PMPI_Testsome(incount, requests, outcount, indices, st) }
+        } else {
+            // SAFETY: the user's arguments.
+            unsafe { PMPI_Waitsome(incount, requests, outcount, indices, st) }
+        }
+    };
+    if !tracking() {
+        return call(statuses);
+    }
+    // SAFETY: the user's arguments; MPI wrote outcount and that many
+    // indices when the call succeeded.
+    unsafe {
+        over_array(incount, requests, statuses, call, || {
+            let n = *outcount;
+            if n == mpi::undefined() || n <= 0 {
+                return vec![];
+            }
+            (0..n as usize)
+                .map(|j| ((*indices.add(j)).max(0) as usize, j))
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn companions_round_trip() {
+        let c = Companion {
+            hash: 0x0123_4567_89ab_cdef,
+            elements: 1 << 40,
+            count: -3,
+            flags: PACKED | NO_REFERENCE,
+            reference: [7; 16],
+        };
+        assert_eq!(Companion::decode(&c.encode()), c);
+    }
+}

@@ -1,0 +1,131 @@
+/* Erroneous point-to-point programs for mpix-check's signature checks
+ * (MPIX_CHECK_P2P=1), one per scenario (argv[1]): rank 0 sends, the last
+ * rank receives with a signature that does not match; the other ranks
+ * only wait. scripts/check-p2p-tests.sh asserts the reports. */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static MPI_Datatype pair(MPI_Datatype a, MPI_Datatype b) {
+    MPI_Datatype t;
+    int bl[2] = {1, 1};
+    MPI_Aint d[2] = {0, 8};
+    MPI_Datatype ty[2] = {a, b};
+    MPI_Type_create_struct(2, bl, d, ty, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *s = argc > 1 ? argv[1] : "";
+    int last = size - 1;
+    double buf[64] = {0};
+    int rc = MPI_SUCCESS;
+    MPI_Status st;
+
+    if (!strcmp(s, "int_float")) {
+        if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
+        if (rank == last) rc = MPI_Recv(buf, 1, MPI_FLOAT, 0, 7, MPI_COMM_WORLD, &st);
+    } else if (!strcmp(s, "struct_order")) {
+        MPI_Datatype a = pair(MPI_INT, MPI_DOUBLE), b = pair(MPI_DOUBLE, MPI_INT);
+        if (rank == 0) MPI_Ssend(buf, 1, a, last, 3, MPI_COMM_WORLD);
+        if (rank == last) rc = MPI_Recv(buf, 1, b, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Type_free(&a);
+        MPI_Type_free(&b);
+    } else if (!strcmp(s, "int_bytes")) {
+        if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 0, MPI_COMM_WORLD);
+        if (rank == last)
+            rc = MPI_Recv(buf, (int)sizeof(int), MPI_BYTE, 0, 0, MPI_COMM_WORLD, &st);
+    } else if (!strcmp(s, "wildcards")) {
+        /* tag 1: an int, tag 2: a double; the last rank takes tag 2 first,
+         * right, then "any tag" as a float: the int of tag 1. */
+        if (rank == 0) {
+            MPI_Send(buf, 1, MPI_INT, last, 1, MPI_COMM_WORLD);
+            MPI_Send(buf, 1, MPI_DOUBLE, last, 2, MPI_COMM_WORLD);
+        }
+        if (rank == last) {
+            MPI_Recv(buf, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 2, MPI_COMM_WORLD, &st);
+            rc = MPI_Recv(buf, 1, MPI_FLOAT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        }
+    } else if (!strcmp(s, "irecv_wait")) {
+        if (rank == 0) {
+            MPI_Request r;
+            MPI_Isend(buf, 2, MPI_DOUBLE, last, 4, MPI_COMM_WORLD, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+        if (rank == last) {
+            MPI_Request r;
+            MPI_Irecv(buf, 4, MPI_INT, 0, 4, MPI_COMM_WORLD, &r);
+            rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+    } else if (!strcmp(s, "probe_recv")) {
+        if (rank == 0) MPI_Send(buf, 3, MPI_DOUBLE, last, 9, MPI_COMM_WORLD);
+        if (rank == last) {
+            int n;
+            MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+            MPI_Get_count(&st, MPI_DOUBLE, &n);
+            rc = MPI_Recv(buf, 2 * n, MPI_FLOAT, 0, st.MPI_TAG, MPI_COMM_WORLD, &st);
+        }
+    } else if (!strcmp(s, "sendrecv")) {
+        if (rank == 0 || rank == last) {
+            int peer = rank == 0 ? last : 0;
+            double in[4];
+            MPI_Datatype rt = rank == last ? MPI_LONG : MPI_DOUBLE;
+            rc = MPI_Sendrecv(buf, 1, MPI_DOUBLE, peer, 5, in, 1, rt, peer, 5, MPI_COMM_WORLD,
+                              &st);
+        }
+    } else if (!strcmp(s, "persistent")) {
+        MPI_Request r;
+        if (rank == 0) MPI_Send_init(buf, 2, MPI_INT, last, 6, MPI_COMM_WORLD, &r);
+        if (rank == last) MPI_Recv_init(buf, 2, MPI_INT, 0, 6, MPI_COMM_WORLD, &r);
+        if (rank == 0 || rank == last) {
+            MPI_Start(&r); /* right */
+            MPI_Wait(&r, &st);
+            MPI_Request_free(&r);
+        }
+        if (rank == 0) MPI_Send_init(buf, 2, MPI_SHORT, last, 6, MPI_COMM_WORLD, &r);
+        if (rank == last) MPI_Recv_init(buf, 2, MPI_INT, 0, 6, MPI_COMM_WORLD, &r);
+        if (rank == 0 || rank == last) {
+            MPI_Start(&r); /* wrong */
+            rc = MPI_Wait(&r, &st);
+            MPI_Request_free(&r);
+        }
+    } else if (!strcmp(s, "mrecv")) {
+        if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 8, MPI_COMM_WORLD);
+        if (rank == last) {
+            MPI_Message m;
+            MPI_Mprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &m, &st);
+            rc = MPI_Mrecv(buf, 1, MPI_UNSIGNED, &m, &st);
+        }
+    } else if (!strcmp(s, "huge")) {
+        MPI_Datatype huge;
+        MPI_Type_vector(1000000, 1000, 1000, MPI_INT, &huge);
+        MPI_Type_commit(&huge);
+        if (rank == 0) MPI_Send(buf, 3, MPI_FLOAT, last, 2, MPI_COMM_WORLD);
+        if (rank == last) rc = MPI_Recv(buf, 1, huge, 0, 2, MPI_COMM_WORLD, &st);
+        MPI_Type_free(&huge);
+    } else if (!strcmp(s, "warn")) {
+        if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
+        if (rank == last) {
+            rc = MPI_Recv(buf, 1, MPI_FLOAT, 0, 7, MPI_COMM_WORLD, &st);
+            printf("warn: continued after the report (rc %d, source %d, tag %d)\n", rc,
+                   st.MPI_SOURCE, st.MPI_TAG);
+            fflush(stdout);
+        }
+    } else {
+        if (rank == 0) fprintf(stderr, "unknown scenario %s\n", s);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len;
+        MPI_Error_string(rc, msg, &len);
+        printf("rank %d: call returned an error: %s\n", rank, msg);
+    }
+    MPI_Finalize();
+    return 0;
+}

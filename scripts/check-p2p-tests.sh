@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Tests of mpix-check's point-to-point signature checks (check/src/p2p.rs,
+# MPIX_CHECK_P2P=1), as scripts/check-tests.sh does for the collective
+# ones: builds check/tests/c/p2p_*.c with $MPICC, runs each erroneous
+# scenario under $MPIEXEC -n 2 and -n 4 with the checker preloaded and
+# asserts the report lines and the exit status; runs the correct programs
+# with and without the checker and asserts no report and the same results.
+# Usage: scripts/check-p2p-tests.sh TARGET_DIR
+set -uo pipefail
+cd "$(dirname "$0")/.."
+target=${1:-target}
+MPICC=${MPICC:-mpicc}
+MPIEXEC=${MPIEXEC:-mpiexec}
+read -ra mpiexec_args <<<"${MPIEXEC_ARGS:-}"
+lib="$(pwd)/$target/release/libmpix_check.so"
+out="$target/check-p2p-tests"
+mkdir -p "$out"
+passed=0
+failed=0
+fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -f "$2" ] && tail -n 20 "$2"; }
+
+[ -f "$lib" ] || { echo "no $lib: build with cargo build --release first"; exit 1; }
+for p in p2p_errors p2p_correct; do
+    "$MPICC" -std=c99 -Wall -Wextra -Werror -o "$out/$p" "check/tests/c/$p.c" || exit 1
+done
+
+# scenario NAME N EXPECT(fail|ok) ENV... -- ARGS ; the expected lines on stdin
+scenario() {
+    local name=$1 n=$2 expect=$3; shift 3
+    local pats=()
+    mapfile -t pats
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    local log="$out/$name-$n.log"
+    timeout 60 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_P2P=1 \
+        MPIX_CHECK_TIMEOUT=10 MPIX_CHECK_LOG="$out/$name-$n.json" "${envs[@]}" \
+        "$out/p2p_errors" "$@" >"$log" 2>&1 </dev/null
+    local rc=$?
+    if [ "$expect" = fail ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ]; }; then fail "$name -n $n: exit $rc, expected the job to fail" "$log"; return; fi
+    if [ "$expect" = ok ] && [ $rc -ne 0 ]; then fail "$name -n $n: exit $rc, expected 0" "$log"; return; fi
+    local pat
+    for pat in "${pats[@]}"; do
+        [ -z "$pat" ] && continue
+        if ! grep -qF -- "$pat" "$log"; then fail "$name -n $n: no line with '$pat'" "$log"; return; fi
+    done
+    if ! grep -q '"kind":"p2p-signature"' "$out/$name-$n.json" 2>/dev/null; then
+        fail "$name -n $n: no JSON line in MPIX_CHECK_LOG" "$log"; return
+    fi
+    if [ "$(grep -c '^mpix-check: MPI_' "$log")" != 1 ]; then
+        fail "$name -n $n: expected exactly one report" "$log"; return
+    fi
+    passed=$((passed + 1)); echo "ok   $name -n $n"
+}
+
+rm -f "$out"/*.json
+for n in 2 4; do
+    l=$((n - 1))
+    scenario wrong-basic-type "$n" fail -- int_float <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 7 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 1 x MPI_INT: 1 element
+mpix-check:   rank $l receives (count, datatype) = 1 x MPI_FLOAT: at most 1 element
+mpix-check:   first difference at element 0 of the signatures:
+mpix-check:     rank 0 has MPI_INT at root MPI_INT
+mpix-check:     rank $l has MPI_FLOAT at root MPI_FLOAT
+EOF2
+    scenario struct-order "$n" fail -- struct_order <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 3 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 1 x a derived datatype (MPI_COMBINER_STRUCT): 2 elements
+mpix-check:     rank 0 has MPI_INT at root MPI_COMBINER_STRUCT member 0, copy 0 > MPI_INT
+mpix-check:     rank $l has MPI_DOUBLE at root MPI_COMBINER_STRUCT member 0, copy 0 > MPI_DOUBLE
+EOF2
+    scenario int-as-bytes "$n" fail -- int_bytes <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 0 (reported by rank $l of $n)
+mpix-check:   rank $l receives (count, datatype) = 4 x MPI_BYTE: at most 4 elements
+mpix-check:     rank 0 has MPI_INT at root MPI_INT
+mpix-check:     rank $l has MPI_BYTE at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_BYTE
+EOF2
+    scenario wildcards "$n" fail -- wildcards <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #2 there: the type signatures do not match: the message from rank 0 with tag 1 (reported by rank $l of $n)
+mpix-check:     rank $l has MPI_FLOAT at root MPI_FLOAT
+EOF2
+    scenario irecv-wait "$n" fail -- irecv_wait <<EOF2
+mpix-check: MPI_Irecv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 4 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 2 x MPI_DOUBLE: 2 elements
+EOF2
+    scenario probe-recv "$n" fail -- probe_recv <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 9 (reported by rank $l of $n)
+mpix-check:   rank $l receives (count, datatype) = 6 x MPI_FLOAT: at most 6 elements
+EOF2
+    scenario sendrecv "$n" fail -- sendrecv <<EOF2
+mpix-check: MPI_Sendrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 5 (reported by rank $l of $n)
+mpix-check:     rank $l has MPI_LONG at root MPI_LONG
+EOF2
+    scenario persistent "$n" fail -- persistent <<EOF2
+mpix-check: MPI_Recv_init on MPI_COMM_WORLD, call #2 there: the type signatures do not match: the message from rank 0 with tag 6 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 2 x MPI_SHORT: 2 elements
+mpix-check:     rank $l has MPI_INT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_INT
+EOF2
+    scenario mprobe-mrecv "$n" fail -- mrecv <<EOF2
+mpix-check: MPI_Mrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 8 (reported by rank $l of $n)
+mpix-check:     rank $l has MPI_UNSIGNED at root MPI_UNSIGNED
+EOF2
+    scenario huge-type-prefix "$n" fail -- huge <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 2 (reported by rank $l of $n)
+mpix-check:   rank $l receives (count, datatype) = 1 x a derived datatype (MPI_COMBINER_VECTOR): at most 1000000000 elements
+mpix-check:     rank $l has MPI_INT at root MPI_COMBINER_VECTOR block 0, element 0 > MPI_INT
+EOF2
+    scenario warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match
+warn: continued after the report (rc 0, source 0, tag 7)
+EOF2
+
+    # The false-positive suite: no report, and the same results without the checker.
+    plain="$out/correct-plain-$n.log"
+    checked="$out/correct-checked-$n.log"
+    timeout 60 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/p2p_correct" >"$plain" 2>&1 </dev/null
+    rc1=$?
+    timeout 60 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_P2P=1 \
+        MPIX_CHECK_TIMEOUT=20 "$out/p2p_correct" >"$checked" 2>&1 </dev/null
+    rc2=$?
+    if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
+        fail "p2p-correct -n $n: exit $rc1 without the checker, $rc2 with it" "$checked"
+    elif grep -q "mpix-check" "$checked"; then
+        fail "p2p-correct -n $n: a report on a correct program" "$checked"
+    elif [ "$(grep -ci leak "$checked")" != "$(grep -ci leak "$plain")" ]; then
+        fail "p2p-correct -n $n: the MPI reports objects left behind with the checker only" "$checked"
+    elif ! grep -q "^p2p-correct: checksum" "$checked" || ! diff <(grep "^p2p-correct:" "$plain") <(grep "^p2p-correct:" "$checked") >/dev/null; then
+        fail "p2p-correct -n $n: results differ with the checker" "$checked"
+    else
+        passed=$((passed + 1)); echo "ok   p2p-correct -n $n (no report, same results: $(grep '^p2p-correct:' "$checked"))"
+    fi
+done
+echo "mpix-check point-to-point tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
