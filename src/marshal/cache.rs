@@ -128,11 +128,14 @@ pub(crate) struct Entry {
     /// The type exchange's identifier of the type, with the varying parts
     /// (`marshal::with_varying_parts`) it was computed for: the same parts
     /// over the same plan are the same stream.
-    identity: Mutex<Option<(Box<[u8]>, [u8; 16])>>,
+    identity: Mutex<Option<Identity>>,
     /// The type is a RESIZED level unmarshal added to restore the recorded
     /// bounds of the level below it (marshalled with FLAG_CORRECTION).
     correction: bool,
 }
+
+/// An exchange identifier and the varying parts it was computed for.
+type Identity = (Box<[u8]>, [u8; 16]);
 
 /// A type's signature figures, as far as they were asked for.
 #[derive(Default, Clone, Copy)]
