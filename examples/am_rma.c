@@ -264,10 +264,9 @@ int main(int argc, char **argv)
     origin = rank % 2 == 1 ? rank - 1 : -1;
     OK(MPI_Win_allocate((MPI_Aint)N * N * 8, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &win_mem, &win));
     memset(win_mem, 0, (size_t)N * N * 8);
-    /* The exchange's first call on a communicator is collective: set it
-     * up on every rank (ranks without a peer included). */
-    MPI_Datatype setup = MPI_INT;
-    OK(MPIX_Type_bcast(&setup, 0, MPI_COMM_WORLD));
+    /* The exchange's set-up is collective: done here, on every rank
+     * (ranks without a peer included), so that no operation has to be. */
+    OK(MPIX_Type_exchange_setup(MPI_COMM_WORLD));
     /* The origin's data (and the target's receive buffer) with room for a
      * reference in front, as an active-message layer keeps for its header. */
     char *msg = malloc(REF + (size_t)N * N * 8);

@@ -337,6 +337,15 @@ int MPIX_Type_recv(MPI_Datatype *type, int source, int tag, MPI_Comm comm, MPI_S
 int MPIX_Type_bcast(MPI_Datatype *type, int root, MPI_Comm comm);
 
 /*
+ Sets up the type exchange of `comm` now (its two private duplicates and
+ what each process learns of the others). Collective over `comm`, as
+ the first exchange call on a communicator is anyway; calling it where
+ the program's other collectives are means no later send, reference or
+ receive has to be. Nothing happens if the exchange is set up already.
+ */
+int MPIX_Type_exchange_setup(MPI_Comm comm);
+
+/*
  Writes to `ref` the MPIX_TYPE_REFERENCE_SIZE (16) bytes that name
  `type` to rank `dest` of `comm`, for the caller to carry in a message
  of its own (the header of an active message, for example), where

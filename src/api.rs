@@ -250,6 +250,14 @@ pub fn recv_type(source: i32, tag: i32, comm: crate::mpi::comm::Comm) -> Result<
     })
 }
 
+/// Sets up the type exchange of `comm` now: collective over `comm`, as the
+/// first exchange call on a communicator is anyway (it duplicates `comm`
+/// twice). A program calls it where its other collectives are, so that a
+/// later first send, reference or receive need not be collective.
+pub fn setup_type_exchange(comm: crate::mpi::comm::Comm) -> Result<()> {
+    crate::exchange::setup(comm)
+}
+
 /// The size of a type reference (`type_reference`), in bytes.
 pub const TYPE_REFERENCE_SIZE: usize = crate::exchange::wire::REFERENCE_LEN;
 

@@ -35,9 +35,10 @@ mod unmarshal;
 
 pub use api::{
     bcast_type, exchange_counters, marshal, marshal_into, marshal_size, read, recv_type,
-    release_type, resolve_type, send_type, set_type_cache_limit, signature_count, signature_hash,
-    signature_prefix_hash, signature_prefix_summary, stream_signature_hash, type_reference,
-    type_tree, unmarshal, write, ReceivedType, Representation, TYPE_REFERENCE_SIZE,
+    release_type, resolve_type, send_type, set_type_cache_limit, setup_type_exchange,
+    signature_count, signature_hash, signature_prefix_hash, signature_prefix_summary,
+    stream_signature_hash, type_reference, type_tree, unmarshal, write, ReceivedType,
+    Representation, TYPE_REFERENCE_SIZE,
 };
 pub use compare::{compare, signature_difference, Comparison, Level, SignatureDifference};
 pub use error::{Error, Result};

@@ -429,6 +429,23 @@ fn the_c_api_maps_an_unknown_identifier_to_its_error_kind() {
 }
 
 #[test]
+fn an_explicit_setup_is_done_once() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let base = exchange::live_exchanges();
+    let c = fresh_comm();
+    mpix_marshal::setup_type_exchange(c).unwrap();
+    mpix_marshal::setup_type_exchange(c).unwrap();
+    assert_eq!(exchange::live_exchanges(), base + 1);
+    let null = unsafe { ffi::RSMPI_COMM_NULL };
+    assert!(matches!(
+        mpix_marshal::setup_type_exchange(null),
+        Err(Error::InvalidArgument(_))
+    ));
+    free_comm(c);
+    assert_eq!(exchange::live_exchanges(), base);
+}
+
+#[test]
 fn freeing_the_communicator_releases_its_exchange() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let base = exchange::live_exchanges();

@@ -474,6 +474,16 @@ pub unsafe extern "C" fn MPIX_Type_bcast(
     })
 }
 
+/// Sets up the type exchange of `comm` now (its two private duplicates and
+/// what each process learns of the others). Collective over `comm`, as
+/// the first exchange call on a communicator is anyway; calling it where
+/// the program's other collectives are means no later send, reference or
+/// receive has to be. Nothing happens if the exchange is set up already.
+#[no_mangle]
+pub extern "C" fn MPIX_Type_exchange_setup(comm: MPI_Comm) -> c_int {
+    boundary(OnError::Raise, || api::setup_type_exchange(comm))
+}
+
 /// The size of a type reference (`MPIX_Type_reference`), in bytes.
 pub const MPIX_TYPE_REFERENCE_SIZE: c_int = 16;
 // A literal for cbindgen; the exchange's reference is what it counts.

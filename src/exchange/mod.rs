@@ -975,6 +975,12 @@ fn bcast_receive(ex: &Exchange, root: c_int) -> Result<Description> {
     Ok(d)
 }
 
+/// `MPIX_Type_exchange_setup`: sets up the exchange of `c` now
+/// (collective over `c`; nothing happens if it is set up already).
+pub fn setup(c: Comm) -> Result<()> {
+    attach(c).map(|_| ())
+}
+
 /// The private duplicates of `c` (references, definitions), setting the
 /// exchange up if needed: for tests that forge messages.
 #[doc(hidden)]
