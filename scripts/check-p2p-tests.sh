@@ -106,6 +106,11 @@ mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the
 mpix-check:   rank $l receives (count, datatype) = 1 x a derived datatype (MPI_COMBINER_VECTOR): at most 1000000000 elements
 mpix-check:     rank $l has MPI_INT at root MPI_COMBINER_VECTOR block 0, element 0 > MPI_INT
 EOF2
+    scenario errors-return "$n" ok -- errors_return <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 11 (reported by rank $l of $n)
+rank $l: call returned an error: mpix-check: mismatched point-to-point type signature (see the mpix-check report on stderr)
+errors_return: the class is its own
+EOF2
     scenario warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match
 warn: continued after the report (rc 0, source 0, tag 7)

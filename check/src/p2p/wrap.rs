@@ -7,7 +7,7 @@
 #![allow(clippy::missing_safety_doc)]
 #![allow(clippy::too_many_arguments)]
 
-use super::{attach, not_posted, received, receiving, sent};
+use super::{attach, attach_send, not_posted, received, receiving, sent, unsent};
 use mpi_sys::*;
 use std::ffi::{c_int, c_void};
 
@@ -24,9 +24,13 @@ macro_rules! blocking_send {
             tag: c_int,
             comm: MPI_Comm,
         ) -> c_int {
-            sent(comm, dest, tag, count, t);
+            let key = sent(comm, dest, tag, count, t);
             // SAFETY: the user's arguments, unchanged.
-            unsafe { $pmpi(buf, count, t, dest, tag, comm) }
+            let rc = unsafe { $pmpi(buf, count, t, dest, tag, comm) };
+            if rc != 0 {
+                unsent(key);
+            }
+            rc
         }
     };
 }
@@ -50,11 +54,19 @@ macro_rules! send_with_request {
             comm: MPI_Comm,
             request: *mut MPI_Request,
         ) -> c_int {
-            if !$persistent {
-                sent(comm, dest, tag, count, t);
-            }
+            let key = if $persistent {
+                None
+            } else {
+                sent(comm, dest, tag, count, t)
+            };
             // SAFETY: the user's arguments, unchanged.
             let rc = unsafe { $pmpi(buf, count, t, dest, tag, comm, request) };
+            if rc != 0 {
+                unsent(key);
+            } else if !$persistent {
+                // SAFETY: MPI wrote the request.
+                attach_send(key, unsafe { *request });
+            }
             if $persistent && rc == 0 {
                 // SAFETY: MPI wrote the request.
                 super::persistent_made(false, comm, dest, tag, count, t, unsafe { *request });
@@ -80,9 +92,12 @@ fn status_or(status: *mut MPI_Status, own: &mut MPI_Status) -> *mut MPI_Status {
 }
 
 /// Runs a blocking receive `f` with the user's status, or ours where the
-/// user ignores it and the receive is checked, then checks it.
+/// user ignores it and the receive is checked, then checks it. `send`: a
+/// companion to cancel when the call fails (none so far: see
+/// `MPI_Sendrecv`).
 fn checked_receive(
     key: Option<(usize, u64)>,
+    send: Option<u64>,
     status: *mut MPI_Status,
     f: impl FnOnce(*mut MPI_Status) -> c_int,
 ) -> c_int {
@@ -95,6 +110,7 @@ fn checked_receive(
     };
     let rc = f(st);
     if rc != 0 {
+        unsent(send);
         not_posted(key);
         return rc;
     }
@@ -117,7 +133,7 @@ pub unsafe extern "C" fn MPI_Recv(
 ) -> c_int {
     let key = receiving("MPI_Recv", comm, source, tag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
-    checked_receive(key, status, |st| unsafe {
+    checked_receive(key, None, status, |st| unsafe {
         PMPI_Recv(buf, count, t, source, tag, comm, st)
     })
 }
@@ -159,10 +175,13 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    sent(comm, dest, sendtag, sendcount, sendtype);
+    // Its companion stays when the call fails: the error may be the
+    // receive's (a truncation) with the message sent, and a message
+    // without its companion would leave its receiver waiting for one.
+    let _ = sent(comm, dest, sendtag, sendcount, sendtype);
     let key = receiving("MPI_Sendrecv", comm, source, recvtag, recvcount, recvtype);
     // SAFETY: the user's arguments; the status is the user's or ours.
-    checked_receive(key, status, |st| unsafe {
+    checked_receive(key, None, status, |st| unsafe {
         PMPI_Sendrecv(
             sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
             recvtag, comm, st,
@@ -182,10 +201,11 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    sent(comm, dest, sendtag, count, t);
+    // As in MPI_Sendrecv, the companion stays when the call fails.
+    let _ = sent(comm, dest, sendtag, count, t);
     let key = receiving("MPI_Sendrecv_replace", comm, source, recvtag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
-    checked_receive(key, status, |st| unsafe {
+    checked_receive(key, None, status, |st| unsafe {
         PMPI_Sendrecv_replace(buf, count, t, dest, sendtag, source, recvtag, comm, st)
     })
 }
@@ -246,7 +266,7 @@ pub unsafe extern "C" fn MPI_Mrecv(
     // SAFETY: the user's message handle.
     let key = super::receiving_matched("MPI_Mrecv", unsafe { *message }, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
-    checked_receive(key, status, |st| unsafe {
+    checked_receive(key, None, status, |st| unsafe {
         PMPI_Mrecv(buf, count, t, message, st)
     })
 }
@@ -321,4 +341,14 @@ pub unsafe extern "C" fn MPI_Startall(count: c_int, requests: *mut MPI_Request) 
         super::started(k, rc, r);
     }
     rc
+}
+
+/// A cancel of a nonblocking send is watched: when MPI cancels the
+/// message, its companion is cancelled at the request's completion.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
+    // SAFETY: the user's request.
+    super::cancel_requested(unsafe { *request });
+    // SAFETY: the user's argument.
+    unsafe { PMPI_Cancel(request) }
 }

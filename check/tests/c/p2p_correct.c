@@ -288,6 +288,81 @@ int main(int argc, char **argv) {
         MPI_Type_free(&huge);
     }
 
+    /* 11. A cancelled send: whether MPI cancels it or not, the next
+     * message on the same (communicator, tag) is checked against its own
+     * companion. The sender tells the receiver how many to expect. */
+    {
+        int flag = 0, n;
+        MPI_Request q;
+        MPI_Isend(dbl, 2, MPI_DOUBLE, right, 21, MPI_COMM_WORLD, &q);
+        MPI_Cancel(&q);
+        MPI_Wait(&q, &st);
+        MPI_Test_cancelled(&st, &flag);
+        n = flag ? 0 : 1;
+        MPI_Send(&n, 1, MPI_INT, right, 22, MPI_COMM_WORLD);
+        MPI_Send(ints, 4, MPI_INT, right, 21, MPI_COMM_WORLD);
+        MPI_Recv(&n, 1, MPI_INT, left, 22, MPI_COMM_WORLD, &st);
+        if (n) {
+            MPI_Recv(din, 2, MPI_DOUBLE, left, 21, MPI_COMM_WORLD, &st);
+            add(din, 2 * sizeof(double));
+        }
+        MPI_Recv(in, 4, MPI_INT, left, 21, MPI_COMM_WORLD, &st);
+        add(in, 4 * sizeof(int));
+    }
+
+    /* 12. An active receive freed (MPI still completes it), then more
+     * messages on its (source, tag): each later one is checked against
+     * its own companion (the freed receive's buffer is not read: MPI
+     * does not say when its data lands). */
+    {
+        MPI_Request q;
+        static int got[2];
+        MPI_Irecv(got, 2, MPI_INT, left, 23, MPI_COMM_WORLD, &q);
+        MPI_Request_free(&q);
+        MPI_Send(ints, 2, MPI_INT, right, 23, MPI_COMM_WORLD);
+        MPI_Send(dbl, 3, MPI_DOUBLE, right, 23, MPI_COMM_WORLD);
+        MPI_Recv(din, 3, MPI_DOUBLE, left, 23, MPI_COMM_WORLD, &st);
+        add(din, 3 * sizeof(double));
+    }
+
+    /* 13. An active receive with a wildcard freed: checks on the world
+     * stop, without a report or a wait. A duplicate keeps its own. */
+    {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Request q;
+        static int got;
+        MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 24, c, &q);
+        MPI_Request_free(&q);
+        MPI_Send(ints, 1, MPI_INT, right, 24, c);
+        MPI_Sendrecv(ints, 5, MPI_INT, right, 24, in, 5, MPI_INT, left, 24, c, &st);
+        add(in, 5 * sizeof(int));
+        status_sum(&st, MPI_INT);
+        MPI_Sendrecv(dbl, 2, MPI_DOUBLE, right, 25, din, 2, MPI_DOUBLE, left, 25, c, &st);
+        add(din, 2 * sizeof(double));
+        MPI_Comm_free(&c);
+    }
+
+    /* 14. Point-to-point on an intercommunicator (even ranks against odd
+     * ones): not checked, on both sides alike. */
+    if (size % 2 == 0) {
+        MPI_Comm half, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 26, &inter);
+        int hr;
+        MPI_Comm_rank(half, &hr);
+        MPI_Sendrecv(dbl, 2, MPI_DOUBLE, hr, 27, din, 2, MPI_DOUBLE, hr, 27, inter, &st);
+        add(din, 2 * sizeof(double));
+        status_sum(&st, MPI_DOUBLE);
+        MPI_Request q;
+        MPI_Irecv(in, 3, MPI_INT, MPI_ANY_SOURCE, 28, inter, &q);
+        MPI_Send(ints, 3, MPI_INT, hr, 28, inter);
+        MPI_Wait(&q, &st);
+        add(in, 3 * sizeof(int));
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+
     long all = 0;
     MPI_Reduce(&checksum, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) printf("p2p-correct: checksum %ld\n", all);

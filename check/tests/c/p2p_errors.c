@@ -108,6 +108,19 @@ int main(int argc, char **argv) {
         if (rank == 0) MPI_Send(buf, 3, MPI_FLOAT, last, 2, MPI_COMM_WORLD);
         if (rank == last) rc = MPI_Recv(buf, 1, huge, 0, 2, MPI_COMM_WORLD, &st);
         MPI_Type_free(&huge);
+    } else if (!strcmp(s, "errors_return")) {
+        /* The report raised on a communicator that returns errors: the
+           call returns the point-to-point checker's own code and string. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        if (rank == 0) MPI_Send(buf, 2, MPI_INT, last, 11, MPI_COMM_WORLD);
+        if (rank == last) {
+            rc = MPI_Recv(buf, 2, MPI_FLOAT, 0, 11, MPI_COMM_WORLD, &st);
+            int cls = 0;
+            MPI_Error_class(rc, &cls);
+            printf("errors_return: the class is %s\n",
+                   cls == MPI_ERR_OTHER || cls == MPI_SUCCESS ? "a predefined one" : "its own");
+            fflush(stdout);
+        }
     } else if (!strcmp(s, "warn")) {
         if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
         if (rank == last) {
