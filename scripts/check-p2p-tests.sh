@@ -111,6 +111,16 @@ mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do no
 rank $l: call returned an error: mpix-check: mismatched point-to-point type signature (see the mpix-check report on stderr)
 errors_return: the class is its own
 EOF2
+    if echo '#include <mpi.h>
+int f(void) { return MPI_Send_c(0, 0, MPI_INT, 0, 0, MPI_COMM_WORLD); }' | "$MPICC" -x c -Werror=implicit-function-declaration -c -o /dev/null - 2>/dev/null; then
+        scenario large-count "$n" fail -- large_count <<EOF2
+mpix-check: MPI_Recv_c on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 12 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 3 x MPI_INT: 3 elements
+mpix-check:     rank $l has MPI_FLOAT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_FLOAT
+EOF2
+    else
+        echo "skip large-count -n $n: mpi.h has no MPI_Send_c"
+    fi
     scenario warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match
 warn: continued after the report (rc 0, source 0, tag 7)

@@ -14,11 +14,12 @@ use std::ffi::{c_int, c_void};
 type Dt = MPI_Datatype;
 
 macro_rules! blocking_send {
-    ($name:ident, $pmpi:ident) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $cnt:ty) => {
+        $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
-            count: c_int,
+            count: $cnt,
             t: Dt,
             dest: c_int,
             tag: c_int,
@@ -35,19 +36,20 @@ macro_rules! blocking_send {
     };
 }
 
-blocking_send!(MPI_Send, PMPI_Send);
-blocking_send!(MPI_Ssend, PMPI_Ssend);
-blocking_send!(MPI_Bsend, PMPI_Bsend);
-blocking_send!(MPI_Rsend, PMPI_Rsend);
+blocking_send!(MPI_Send, PMPI_Send, c_int);
+blocking_send!(MPI_Ssend, PMPI_Ssend, c_int);
+blocking_send!(MPI_Bsend, PMPI_Bsend, c_int);
+blocking_send!(MPI_Rsend, PMPI_Rsend, c_int);
 
 /// A send that returns a request: nonblocking (its companion now) or
 /// persistent (a companion at each start).
 macro_rules! send_with_request {
-    ($name:ident, $pmpi:ident, $persistent:expr) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $persistent:expr, $cnt:ty) => {
+        $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
-            count: c_int,
+            count: $cnt,
             t: Dt,
             dest: c_int,
             tag: c_int,
@@ -76,10 +78,10 @@ macro_rules! send_with_request {
     };
 }
 
-send_with_request!(MPI_Isend, PMPI_Isend, false);
-send_with_request!(MPI_Issend, PMPI_Issend, false);
-send_with_request!(MPI_Ibsend, PMPI_Ibsend, false);
-send_with_request!(MPI_Irsend, PMPI_Irsend, false);
+send_with_request!(MPI_Isend, PMPI_Isend, false, c_int);
+send_with_request!(MPI_Issend, PMPI_Issend, false, c_int);
+send_with_request!(MPI_Ibsend, PMPI_Ibsend, false, c_int);
+send_with_request!(MPI_Irsend, PMPI_Irsend, false, c_int);
 
 /// The user's status, or ours where the user ignores it.
 fn status_or(status: *mut MPI_Status, own: &mut MPI_Status) -> *mut MPI_Status {
@@ -121,36 +123,46 @@ fn checked_receive(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Recv(
+macro_rules! recv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let key = receiving("MPI_Recv", comm, source, tag, count, t);
+    let key = receiving($label, comm, source, tag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        PMPI_Recv(buf, count, t, source, tag, comm, st)
+        $pmpi(buf, count, t, source, tag, comm, st)
     })
 }
+    };
+}
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Irecv(
+recv!(MPI_Recv, PMPI_Recv, "MPI_Recv", c_int);
+
+macro_rules! irecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let key = receiving("MPI_Irecv", comm, source, tag, count, t);
+    let key = receiving($label, comm, source, tag, count, t);
     // SAFETY: the user's arguments, unchanged.
-    let rc = unsafe { PMPI_Irecv(buf, count, t, source, tag, comm, request) };
+    let rc = unsafe { $pmpi(buf, count, t, source, tag, comm, request) };
     if rc != 0 {
         not_posted(key);
     } else {
@@ -159,16 +171,23 @@ pub unsafe extern "C" fn MPI_Irecv(
     }
     rc
 }
+    };
+}
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv(
+irecv!(MPI_Irecv, PMPI_Irecv, "MPI_Irecv", c_int);
+
+macro_rules! sendrecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: $cnt,
     sendtype: Dt,
     dest: c_int,
     sendtag: c_int,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: $cnt,
     recvtype: Dt,
     source: c_int,
     recvtag: c_int,
@@ -179,20 +198,27 @@ pub unsafe extern "C" fn MPI_Sendrecv(
     // receive's (a truncation) with the message sent, and a message
     // without its companion would leave its receiver waiting for one.
     let _ = sent(comm, dest, sendtag, sendcount, sendtype);
-    let key = receiving("MPI_Sendrecv", comm, source, recvtag, recvcount, recvtype);
+    let key = receiving($label, comm, source, recvtag, recvcount, recvtype);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        PMPI_Sendrecv(
+        $pmpi(
             sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
             recvtag, comm, st,
         )
     })
 }
+    };
+}
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv_replace(
+sendrecv!(MPI_Sendrecv, PMPI_Sendrecv, "MPI_Sendrecv", c_int);
+
+macro_rules! sendrecv_replace {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     dest: c_int,
     sendtag: c_int,
@@ -203,12 +229,21 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
 ) -> c_int {
     // As in MPI_Sendrecv, the companion stays when the call fails.
     let _ = sent(comm, dest, sendtag, count, t);
-    let key = receiving("MPI_Sendrecv_replace", comm, source, recvtag, count, t);
+    let key = receiving($label, comm, source, recvtag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        PMPI_Sendrecv_replace(buf, count, t, dest, sendtag, source, recvtag, comm, st)
+        $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, st)
     })
 }
+    };
+}
+
+sendrecv_replace!(
+    MPI_Sendrecv_replace,
+    PMPI_Sendrecv_replace,
+    "MPI_Sendrecv_replace",
+    c_int
+);
 
 // ---- matched probes: the message's place in its (source, tag) order is
 // taken at the probe, its receive's type comes with MPI_Mrecv ----
@@ -255,34 +290,44 @@ pub unsafe extern "C" fn MPI_Improbe(
     rc
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Mrecv(
+macro_rules! mrecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> c_int {
     // SAFETY: the user's message handle.
-    let key = super::receiving_matched("MPI_Mrecv", unsafe { *message }, count, t);
+    let key = super::receiving_matched($label, unsafe { *message }, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        PMPI_Mrecv(buf, count, t, message, st)
+        $pmpi(buf, count, t, message, st)
     })
 }
+    };
+}
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Imrecv(
+mrecv!(MPI_Mrecv, PMPI_Mrecv, "MPI_Mrecv", c_int);
+
+macro_rules! imrecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> c_int {
     // SAFETY: the user's message handle.
-    let key = super::receiving_matched("MPI_Imrecv", unsafe { *message }, count, t);
+    let key = super::receiving_matched($label, unsafe { *message }, count, t);
     // SAFETY: the user's arguments, unchanged.
-    let rc = unsafe { PMPI_Imrecv(buf, count, t, message, request) };
+    let rc = unsafe { $pmpi(buf, count, t, message, request) };
     if rc != 0 {
         not_posted(key);
     } else {
@@ -291,18 +336,25 @@ pub unsafe extern "C" fn MPI_Imrecv(
     }
     rc
 }
+    };
+}
+
+imrecv!(MPI_Imrecv, PMPI_Imrecv, "MPI_Imrecv", c_int);
 
 // ---- persistent requests: a companion or a queued receive per start ----
 
-send_with_request!(MPI_Send_init, PMPI_Send_init, true);
-send_with_request!(MPI_Ssend_init, PMPI_Ssend_init, true);
-send_with_request!(MPI_Bsend_init, PMPI_Bsend_init, true);
-send_with_request!(MPI_Rsend_init, PMPI_Rsend_init, true);
+send_with_request!(MPI_Send_init, PMPI_Send_init, true, c_int);
+send_with_request!(MPI_Ssend_init, PMPI_Ssend_init, true, c_int);
+send_with_request!(MPI_Bsend_init, PMPI_Bsend_init, true, c_int);
+send_with_request!(MPI_Rsend_init, PMPI_Rsend_init, true, c_int);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Recv_init(
+macro_rules! recv_init {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     source: c_int,
     tag: c_int,
@@ -310,13 +362,17 @@ pub unsafe extern "C" fn MPI_Recv_init(
     request: *mut MPI_Request,
 ) -> c_int {
     // SAFETY: the user's arguments, unchanged.
-    let rc = unsafe { PMPI_Recv_init(buf, count, t, source, tag, comm, request) };
+    let rc = unsafe { $pmpi(buf, count, t, source, tag, comm, request) };
     if rc == 0 {
         // SAFETY: MPI wrote the request.
         super::persistent_made(true, comm, source, tag, count, t, unsafe { *request });
     }
     rc
 }
+    };
+}
+
+recv_init!(MPI_Recv_init, PMPI_Recv_init, "MPI_Recv_init", c_int);
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Start(request: *mut MPI_Request) -> c_int {
@@ -352,3 +408,136 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
     // SAFETY: the user's argument.
     unsafe { PMPI_Cancel(request) }
 }
+
+// ---- the MPI-4 large-count forms (`MPI_Send_c`, …: counts as
+// `MPI_Count`), where mpi.h declares them, with the same checks ----
+
+blocking_send!(
+    #[cfg(mpi_large_count)]
+    MPI_Send_c,
+    PMPI_Send_c,
+    MPI_Count
+);
+blocking_send!(
+    #[cfg(mpi_large_count)]
+    MPI_Ssend_c,
+    PMPI_Ssend_c,
+    MPI_Count
+);
+blocking_send!(
+    #[cfg(mpi_large_count)]
+    MPI_Bsend_c,
+    PMPI_Bsend_c,
+    MPI_Count
+);
+blocking_send!(
+    #[cfg(mpi_large_count)]
+    MPI_Rsend_c,
+    PMPI_Rsend_c,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Isend_c,
+    PMPI_Isend_c,
+    false,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Issend_c,
+    PMPI_Issend_c,
+    false,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Ibsend_c,
+    PMPI_Ibsend_c,
+    false,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Irsend_c,
+    PMPI_Irsend_c,
+    false,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Send_init_c,
+    PMPI_Send_init_c,
+    true,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Ssend_init_c,
+    PMPI_Ssend_init_c,
+    true,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Bsend_init_c,
+    PMPI_Bsend_init_c,
+    true,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Rsend_init_c,
+    PMPI_Rsend_init_c,
+    true,
+    MPI_Count
+);
+recv!(
+    #[cfg(mpi_large_count)]
+    MPI_Recv_c,
+    PMPI_Recv_c,
+    "MPI_Recv_c",
+    MPI_Count
+);
+irecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Irecv_c,
+    PMPI_Irecv_c,
+    "MPI_Irecv_c",
+    MPI_Count
+);
+recv_init!(
+    #[cfg(mpi_large_count)]
+    MPI_Recv_init_c,
+    PMPI_Recv_init_c,
+    "MPI_Recv_init_c",
+    MPI_Count
+);
+sendrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Sendrecv_c,
+    PMPI_Sendrecv_c,
+    "MPI_Sendrecv_c",
+    MPI_Count
+);
+sendrecv_replace!(
+    #[cfg(mpi_large_count)]
+    MPI_Sendrecv_replace_c,
+    PMPI_Sendrecv_replace_c,
+    "MPI_Sendrecv_replace_c",
+    MPI_Count
+);
+mrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Mrecv_c,
+    PMPI_Mrecv_c,
+    "MPI_Mrecv_c",
+    MPI_Count
+);
+imrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Imrecv_c,
+    PMPI_Imrecv_c,
+    "MPI_Imrecv_c",
+    MPI_Count
+);

@@ -363,6 +363,39 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&half);
     }
 
+    /* 15. The MPI-4 large-count forms: blocking, nonblocking, persistent,
+     * Sendrecv and a matched probe. */
+#if MPI_VERSION >= 4
+    {
+        MPI_Request q[2];
+        MPI_Count four = 4;
+        MPI_Send_c(ints, four, MPI_INT, right, 30, MPI_COMM_WORLD);
+        MPI_Recv_c(in, 10, MPI_INT, left, 30, MPI_COMM_WORLD, &st);
+        add(in, 4 * sizeof(int));
+        MPI_Irecv_c(din, 2, MPI_DOUBLE, left, 31, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend_c(dbl, 2, MPI_DOUBLE, right, 31, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        add(din, 2 * sizeof(double));
+        MPI_Recv_init_c(in, 3, MPI_INT, left, 32, MPI_COMM_WORLD, &q[0]);
+        MPI_Send_init_c(ints, 3, MPI_INT, right, 32, MPI_COMM_WORLD, &q[1]);
+        for (int k = 0; k < 2; k++) {
+            MPI_Startall(2, q);
+            MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+            add(in, 3 * sizeof(int));
+        }
+        MPI_Request_free(&q[0]);
+        MPI_Request_free(&q[1]);
+        MPI_Sendrecv_c(ints, 5, MPI_INT, right, 33, in, 5, MPI_INT, left, 33, MPI_COMM_WORLD, &st);
+        add(in, 5 * sizeof(int));
+        MPI_Message m;
+        MPI_Issend_c(dbl, 1, MPI_DOUBLE, right, 34, MPI_COMM_WORLD, &q[1]);
+        MPI_Mprobe(left, 34, MPI_COMM_WORLD, &m, &st);
+        MPI_Mrecv_c(din, 1, MPI_DOUBLE, &m, &st);
+        MPI_Wait(&q[1], MPI_STATUS_IGNORE);
+        add(din, sizeof(double));
+    }
+#endif
+
     long all = 0;
     MPI_Reduce(&checksum, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) printf("p2p-correct: checksum %ld\n", all);

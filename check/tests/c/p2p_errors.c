@@ -121,6 +121,14 @@ int main(int argc, char **argv) {
                    cls == MPI_ERR_OTHER || cls == MPI_SUCCESS ? "a predefined one" : "its own");
             fflush(stdout);
         }
+    } else if (!strcmp(s, "large_count")) {
+        /* The MPI-4 large-count forms, checked as the others. */
+#if MPI_VERSION >= 4
+        if (rank == 0) MPI_Send_c(buf, 3, MPI_INT, last, 12, MPI_COMM_WORLD);
+        if (rank == last) rc = MPI_Recv_c(buf, 3, MPI_FLOAT, 0, 12, MPI_COMM_WORLD, &st);
+#else
+        if (rank == 0) printf("large_count: no MPI_Send_c before MPI 4\n");
+#endif
     } else if (!strcmp(s, "warn")) {
         if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
         if (rank == last) {
