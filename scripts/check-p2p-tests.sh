@@ -118,8 +118,12 @@ mpix-check: MPI_Recv_c on MPI_COMM_WORLD, call #1 there: the type signatures do 
 mpix-check:   rank 0 sends (count, datatype) = 3 x MPI_INT: 3 elements
 mpix-check:     rank $l has MPI_FLOAT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_FLOAT
 EOF2
+        scenario isendrecv "$n" fail -- isendrecv <<EOF2
+mpix-check: MPI_Isendrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 13 (reported by rank $l of $n)
+mpix-check:   rank $l receives (count, datatype) = 2 x MPI_DOUBLE: at most 2 elements
+EOF2
     else
-        echo "skip large-count -n $n: mpi.h has no MPI_Send_c"
+        echo "skip large-count, isendrecv -n $n: mpi.h has no MPI-4 forms"
     fi
     scenario warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match

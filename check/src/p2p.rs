@@ -170,6 +170,9 @@ struct Rec {
     /// Freed by `MPI_Request_free` while active: its message's companion
     /// is taken unchecked once a later receive shows it was matched.
     detached: bool,
+    /// Its (source, tag) come from its arguments, not from the status
+    /// (`MPI_Isendrecv`: MPICH 4.0 leaves that status unset).
+    own_pattern: bool,
 }
 
 /// The checker's point-to-point state of one user communicator.
@@ -195,6 +198,9 @@ extern "C" fn delete_channel(value: *mut c_void) {
     // SAFETY: every value of the keyval is a Box<Channel> leaked by
     // `setup`; MPI calls this once per value.
     let mut ch = *unsafe { Box::from_raw(value as *mut Channel) };
+    if ch.lost {
+        drop_arrived(&ch);
+    }
     // SAFETY: the checker's own duplicate (its exchange settles here,
     // inside the user's collective free).
     unsafe { PMPI_Comm_free(&mut ch.dup) };
@@ -574,6 +580,7 @@ pub fn receiving(
     }
     let ch = channel(comm)?;
     if ch.lost {
+        drop_arrived(ch);
         return None;
     }
     let count = count.into();
@@ -590,8 +597,40 @@ pub fn receiving(
         got: None,
         ready: true,
         detached: false,
+        own_pattern: false,
     });
     Some((ch as *mut Channel as usize, ch.posted))
+}
+
+/// As `receiving`, for a call whose completion status MPI may leave
+/// unset (`MPI_Isendrecv`, `MPI_Isendrecv_replace`): its own (source,
+/// tag) stand for the status's. With a wildcard, which message it took
+/// cannot be known: the channel stops checking (no false report, no
+/// wait for a companion).
+pub fn receiving_unreported(
+    call: &'static str,
+    comm: MPI_Comm,
+    source: c_int,
+    tag: c_int,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+) -> Option<(usize, u64)> {
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    if source == any_source || tag == any_tag {
+        if let Some(ch) = channel(comm) {
+            ch.lost = true;
+            ch.queue.clear();
+        }
+        return None;
+    }
+    let key = receiving(call, comm, source, tag, count, t)?;
+    // SAFETY: the channel outlives its receives.
+    let ch = unsafe { &mut *(key.0 as *mut Channel) };
+    if let Some(r) = ch.queue.iter_mut().find(|r| r.id == key.1) {
+        r.own_pattern = true;
+    }
+    Some(key)
 }
 
 /// The user's receive call failed: it posted nothing.
@@ -624,6 +663,7 @@ pub fn matched(comm: MPI_Comm, status: &MPI_Status, message: MPI_Message) {
         got: Some((status.MPI_SOURCE, status.MPI_TAG)),
         ready: false,
         detached: false,
+        own_pattern: false,
     });
     let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
     m.push((mpi::bits(message), ch as *mut Channel as usize, ch.posted));
@@ -682,12 +722,17 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
     unsafe { PMPI_Test_cancelled(status, &mut cancelled) };
     if ch.lost {
         ch.queue.clear();
+        drop_arrived(ch);
         return Ok(());
     }
     if cancelled != 0 || status.MPI_SOURCE == proc_null() {
         ch.queue.retain(|r| r.id != id);
     } else if let Some(r) = ch.queue.iter_mut().find(|r| r.id == id) {
-        r.got = Some((status.MPI_SOURCE, status.MPI_TAG));
+        r.got = Some(if r.own_pattern {
+            (r.source, r.tag)
+        } else {
+            (status.MPI_SOURCE, status.MPI_TAG)
+        });
         r.ready = true;
     }
     drain(ch)
@@ -753,6 +798,27 @@ fn settle_detached(ch: &mut Channel) {
     }
 }
 
+/// A channel that no longer checks still gets companions: those that have
+/// arrived are taken and dropped (at its receives and at its free), so
+/// that they neither pile up nor stay unmatched at `MPI_Finalize` (where
+/// some transports warn about them). Best effort: one still in flight at
+/// the free stays behind.
+fn drop_arrived(ch: &Channel) {
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    loop {
+        let mut flag = 0;
+        // SAFETY: MPI_Status is plain data.
+        let mut st: MPI_Status = unsafe { std::mem::zeroed() };
+        // SAFETY: probes the checker's own duplicate.
+        let rc = unsafe { PMPI_Iprobe(any_source, any_tag, ch.dup, &mut flag, &mut st) };
+        if rc != 0 || flag == 0 {
+            return;
+        }
+        take_companion(ch, st.MPI_SOURCE, st.MPI_TAG);
+    }
+}
+
 /// Takes and drops the companion of a message no receive checks.
 fn take_companion(ch: &Channel, source: c_int, tag: c_int) {
     let mut buf = [0u8; LEN];
@@ -786,6 +852,7 @@ fn receive_freed(key: (usize, u64)) {
     if r.source == any_source || r.tag == any_tag || !r.ready {
         ch.lost = true;
         ch.queue.clear();
+        drop_arrived(ch);
         return;
     }
     r.detached = true;

@@ -541,3 +541,107 @@ imrecv!(
     "MPI_Imrecv_c",
     MPI_Count
 );
+
+// ---- MPI-4 nonblocking Sendrecv: a companion now, the receive queued
+// under the request (declared wherever the large-count forms are) ----
+
+macro_rules! isendrecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            sendbuf: *const c_void,
+            sendcount: $cnt,
+            sendtype: Dt,
+            dest: c_int,
+            sendtag: c_int,
+            recvbuf: *mut c_void,
+            recvcount: $cnt,
+            recvtype: Dt,
+            source: c_int,
+            recvtag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            let send = sent(comm, dest, sendtag, sendcount, sendtype);
+            let key =
+                super::receiving_unreported($label, comm, source, recvtag, recvcount, recvtype);
+            // SAFETY: the user's arguments, unchanged.
+            let rc = unsafe {
+                $pmpi(
+                    sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                    source, recvtag, comm, request,
+                )
+            };
+            if rc != 0 {
+                // A nonblocking start that fails posts neither half.
+                unsent(send);
+                not_posted(key);
+            } else {
+                // SAFETY: MPI wrote the request.
+                attach(key, unsafe { *request });
+            }
+            rc
+        }
+    };
+}
+
+macro_rules! isendrecv_replace {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *mut c_void,
+            count: $cnt,
+            t: Dt,
+            dest: c_int,
+            sendtag: c_int,
+            source: c_int,
+            recvtag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            let send = sent(comm, dest, sendtag, count, t);
+            let key = super::receiving_unreported($label, comm, source, recvtag, count, t);
+            // SAFETY: the user's arguments, unchanged.
+            let rc = unsafe { $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, request) };
+            if rc != 0 {
+                unsent(send);
+                not_posted(key);
+            } else {
+                // SAFETY: MPI wrote the request.
+                attach(key, unsafe { *request });
+            }
+            rc
+        }
+    };
+}
+
+isendrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Isendrecv,
+    PMPI_Isendrecv,
+    "MPI_Isendrecv",
+    c_int
+);
+isendrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Isendrecv_c,
+    PMPI_Isendrecv_c,
+    "MPI_Isendrecv_c",
+    MPI_Count
+);
+isendrecv_replace!(
+    #[cfg(mpi_large_count)]
+    MPI_Isendrecv_replace,
+    PMPI_Isendrecv_replace,
+    "MPI_Isendrecv_replace",
+    c_int
+);
+isendrecv_replace!(
+    #[cfg(mpi_large_count)]
+    MPI_Isendrecv_replace_c,
+    PMPI_Isendrecv_replace_c,
+    "MPI_Isendrecv_replace_c",
+    MPI_Count
+);

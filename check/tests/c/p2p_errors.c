@@ -129,6 +129,17 @@ int main(int argc, char **argv) {
 #else
         if (rank == 0) printf("large_count: no MPI_Send_c before MPI 4\n");
 #endif
+    } else if (!strcmp(s, "isendrecv")) {
+        /* MPI-4's nonblocking Sendrecv: checked at its Wait. */
+#if MPI_VERSION >= 4
+        if (rank == 0) MPI_Send(buf, 2, MPI_INT, last, 13, MPI_COMM_WORLD);
+        if (rank == last) {
+            MPI_Request q;
+            MPI_Isendrecv(buf, 0, MPI_INT, MPI_PROC_NULL, 0, buf, 2, MPI_DOUBLE, 0, 13,
+                          MPI_COMM_WORLD, &q);
+            rc = MPI_Wait(&q, &st);
+        }
+#endif
     } else if (!strcmp(s, "warn")) {
         if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
         if (rank == last) {
