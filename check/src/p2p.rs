@@ -49,26 +49,70 @@
 //! receiver resolves every reference exactly once (and releases it): the
 //! sender's description travels once per peer and type through the
 //! exchange's cache, so a correct program pays the hash and a cache
-//! look-up per message.
+//! look-up per message. A report is raised on the communicator's error
+//! handler with the checker's own point-to-point error class, whose string
+//! is "mpix-check: mismatched point-to-point type signature (…)" (the
+//! collective checker's class is another).
 //!
 //! *Not sent.* `MPI_PROC_NULL` sends and receives involve no companion.
 //! Intercommunicators and communicators made by constructors the checker
 //! does not wrap have no channel: their messages are not checked, on both
-//! sides alike.
+//! sides alike (an intercommunicator's ranks name the remote group, and
+//! its duplicate would need a channel per group; not done).
 //!
-//! # Limits of this slice
+//! # Failed, cancelled and freed operations
 //!
-//! Wrapped: `MPI_Send`, `MPI_Ssend`, `MPI_Bsend`, `MPI_Rsend`,
-//! `MPI_Isend`, `MPI_Issend`, `MPI_Ibsend`, `MPI_Irsend`, `MPI_Recv`,
-//! `MPI_Irecv`, `MPI_Sendrecv`, and the completion of receives by every
-//! Wait/Test form. Not yet: persistent requests, `MPI_Sendrecv_replace`,
-//! matched probes (`MPI_Mprobe`/`MPI_Mrecv`…), the large-count `_c` forms,
-//! `MPI_Request_free` of an active receive, cancelled sends (a send
-//! cancelled successfully leaves its companion behind). A program that
-//! uses any of those on a checked communicator must not enable the
-//! checks: a message without a companion, or a receive that takes a
-//! message without its companion, misaligns the companions that follow.
-//! (`MPI_Probe`/`MPI_Iprobe` need no wrapper: they take no message.)
+//! *A send call that returns an error* (the user's communicator returns
+//! errors) posted no message: its companion is cancelled (`unsent`).
+//! `MPI_Sendrecv` is the exception: its error may be the receive's (a
+//! truncation) with the message sent, and a message without its companion
+//! would leave its receiver waiting, so the companion stays.
+//!
+//! *A cancelled send.* `MPI_Cancel` of a nonblocking send is watched; when
+//! its completion (any Wait/Test form) shows MPI cancelled the message,
+//! the companion is cancelled too. The companion is cancelled only after
+//! the message is known to be: cancelling it first could leave a message
+//! without its companion, which would make its receiver wait. When MPI
+//! cannot cancel the companion any more (it was delivered; MPICH and Open
+//! MPI do not cancel sends that have left, which is also why the user's
+//! own cancel usually fails), it stays queued at the receiver and only a
+//! *later* message of that (communicator, tag) from this rank could take
+//! it in its place. That needs a transport that cancels delivered user
+//! messages but not delivered companions: not the case of MPICH or Open
+//! MPI (MPI 4.1 deprecates cancelling sends). A receiver cannot skip such
+//! a companion by itself: it cannot tell which message a companion was
+//! for, and the sender learns the outcome of its cancel only after the
+//! receiver may have taken the next message. A companion can be cancelled
+//! only while the sender still holds its request: until it is reaped
+//! (whenever 64 are held, the completed ones go), unless its send's cancel
+//! was asked before that (then it is kept until the outcome is known).
+//!
+//! *`MPI_Request_free` of an active receive.* MPI still completes it, but
+//! the checker never sees its status. Without wildcards it keeps its
+//! place: once a later-posted receive completes with a message of its
+//! (source, tag), it was matched before that one (MPI gives a message to
+//! the earliest pending receive that matches), so its companion is taken
+//! and dropped in order, unchecked. With a wildcard, which (source, tag)
+//! it took cannot be known: the channel stops checking from then on (no
+//! false report, no wait for a companion) and drops the companions that
+//! arrive. `MPI_Isendrecv`/`MPI_Isendrecv_replace` with a wildcard do the
+//! same, since MPICH 4.0 leaves their status unset (without one, their own
+//! (source, tag) stand for the status's).
+//!
+//! # Wrapped
+//!
+//! `MPI_Send`, `MPI_Ssend`, `MPI_Bsend`, `MPI_Rsend`, their `MPI_I…` and
+//! `…_init` forms with `MPI_Start`/`MPI_Startall`, `MPI_Recv`,
+//! `MPI_Irecv`, `MPI_Recv_init`, `MPI_Sendrecv`, `MPI_Sendrecv_replace`,
+//! `MPI_Isendrecv`, `MPI_Isendrecv_replace`, `MPI_Mprobe`/`MPI_Improbe`
+//! with `MPI_Mrecv`/`MPI_Imrecv`, the large-count `_c` form of each where
+//! mpi.h declares it (`cfg(mpi_large_count)`), `MPI_Cancel`,
+//! `MPI_Request_free`, and the completion of receives by every Wait/Test
+//! form. (`MPI_Probe`/`MPI_Iprobe` need no wrapper: they take no message.)
+//! Not wrapped: the partitioned `MPI_Psend_init`/`MPI_Precv_init` (MPI 4):
+//! a program that uses them on a checked communicator must not enable the
+//! checks (a message without a companion, or a receive that takes a
+//! message without its companion, misaligns the companions that follow).
 //! Under `MPI_THREAD_MULTIPLE`, two threads sending on the same
 //! (communicator, destination, tag) could post the user messages and the
 //! companions in different orders; the checks assume one thread per such
