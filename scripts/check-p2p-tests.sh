@@ -106,6 +106,25 @@ mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the
 mpix-check:   rank $l receives (count, datatype) = 1 x a derived datatype (MPI_COMBINER_VECTOR): at most 1000000000 elements
 mpix-check:     rank $l has MPI_INT at root MPI_COMBINER_VECTOR block 0, element 0 > MPI_INT
 EOF2
+    scenario errors-return "$n" ok -- errors_return <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 11 (reported by rank $l of $n)
+rank $l: call returned an error: mpix-check: mismatched point-to-point type signature (see the mpix-check report on stderr)
+errors_return: the class is its own
+EOF2
+    if echo '#include <mpi.h>
+int f(void) { return MPI_Send_c(0, 0, MPI_INT, 0, 0, MPI_COMM_WORLD); }' | "$MPICC" -x c -Werror=implicit-function-declaration -c -o /dev/null - 2>/dev/null; then
+        scenario large-count "$n" fail -- large_count <<EOF2
+mpix-check: MPI_Recv_c on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 12 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 3 x MPI_INT: 3 elements
+mpix-check:     rank $l has MPI_FLOAT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_FLOAT
+EOF2
+        scenario isendrecv "$n" fail -- isendrecv <<EOF2
+mpix-check: MPI_Isendrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 13 (reported by rank $l of $n)
+mpix-check:   rank $l receives (count, datatype) = 2 x MPI_DOUBLE: at most 2 elements
+EOF2
+    else
+        echo "skip large-count, isendrecv -n $n: mpi.h has no MPI-4 forms"
+    fi
     scenario warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match
 warn: continued after the report (rc 0, source 0, tag 7)

@@ -49,26 +49,70 @@
 //! receiver resolves every reference exactly once (and releases it): the
 //! sender's description travels once per peer and type through the
 //! exchange's cache, so a correct program pays the hash and a cache
-//! look-up per message.
+//! look-up per message. A report is raised on the communicator's error
+//! handler with the checker's own point-to-point error class, whose string
+//! is "mpix-check: mismatched point-to-point type signature (…)" (the
+//! collective checker's class is another).
 //!
 //! *Not sent.* `MPI_PROC_NULL` sends and receives involve no companion.
 //! Intercommunicators and communicators made by constructors the checker
 //! does not wrap have no channel: their messages are not checked, on both
-//! sides alike.
+//! sides alike (an intercommunicator's ranks name the remote group, and
+//! its duplicate would need a channel per group; not done).
 //!
-//! # Limits of this slice
+//! # Failed, cancelled and freed operations
 //!
-//! Wrapped: `MPI_Send`, `MPI_Ssend`, `MPI_Bsend`, `MPI_Rsend`,
-//! `MPI_Isend`, `MPI_Issend`, `MPI_Ibsend`, `MPI_Irsend`, `MPI_Recv`,
-//! `MPI_Irecv`, `MPI_Sendrecv`, and the completion of receives by every
-//! Wait/Test form. Not yet: persistent requests, `MPI_Sendrecv_replace`,
-//! matched probes (`MPI_Mprobe`/`MPI_Mrecv`…), the large-count `_c` forms,
-//! `MPI_Request_free` of an active receive, cancelled sends (a send
-//! cancelled successfully leaves its companion behind). A program that
-//! uses any of those on a checked communicator must not enable the
-//! checks: a message without a companion, or a receive that takes a
-//! message without its companion, misaligns the companions that follow.
-//! (`MPI_Probe`/`MPI_Iprobe` need no wrapper: they take no message.)
+//! *A send call that returns an error* (the user's communicator returns
+//! errors) posted no message: its companion is cancelled (`unsent`).
+//! `MPI_Sendrecv` is the exception: its error may be the receive's (a
+//! truncation) with the message sent, and a message without its companion
+//! would leave its receiver waiting, so the companion stays.
+//!
+//! *A cancelled send.* `MPI_Cancel` of a nonblocking send is watched; when
+//! its completion (any Wait/Test form) shows MPI cancelled the message,
+//! the companion is cancelled too. The companion is cancelled only after
+//! the message is known to be: cancelling it first could leave a message
+//! without its companion, which would make its receiver wait. When MPI
+//! cannot cancel the companion any more (it was delivered; MPICH and Open
+//! MPI do not cancel sends that have left, which is also why the user's
+//! own cancel usually fails), it stays queued at the receiver and only a
+//! *later* message of that (communicator, tag) from this rank could take
+//! it in its place. That needs a transport that cancels delivered user
+//! messages but not delivered companions: not the case of MPICH or Open
+//! MPI (MPI 4.1 deprecates cancelling sends). A receiver cannot skip such
+//! a companion by itself: it cannot tell which message a companion was
+//! for, and the sender learns the outcome of its cancel only after the
+//! receiver may have taken the next message. A companion can be cancelled
+//! only while the sender still holds its request: until it is reaped
+//! (whenever 64 are held, the completed ones go), unless its send's cancel
+//! was asked before that (then it is kept until the outcome is known).
+//!
+//! *`MPI_Request_free` of an active receive.* MPI still completes it, but
+//! the checker never sees its status. Without wildcards it keeps its
+//! place: once a later-posted receive completes with a message of its
+//! (source, tag), it was matched before that one (MPI gives a message to
+//! the earliest pending receive that matches), so its companion is taken
+//! and dropped in order, unchecked. With a wildcard, which (source, tag)
+//! it took cannot be known: the channel stops checking from then on (no
+//! false report, no wait for a companion) and drops the companions that
+//! arrive. `MPI_Isendrecv`/`MPI_Isendrecv_replace` with a wildcard do the
+//! same, since MPICH 4.0 leaves their status unset (without one, their own
+//! (source, tag) stand for the status's).
+//!
+//! # Wrapped
+//!
+//! `MPI_Send`, `MPI_Ssend`, `MPI_Bsend`, `MPI_Rsend`, their `MPI_I…` and
+//! `…_init` forms with `MPI_Start`/`MPI_Startall`, `MPI_Recv`,
+//! `MPI_Irecv`, `MPI_Recv_init`, `MPI_Sendrecv`, `MPI_Sendrecv_replace`,
+//! `MPI_Isendrecv`, `MPI_Isendrecv_replace`, `MPI_Mprobe`/`MPI_Improbe`
+//! with `MPI_Mrecv`/`MPI_Imrecv`, the large-count `_c` form of each where
+//! mpi.h declares it (`cfg(mpi_large_count)`), `MPI_Cancel`,
+//! `MPI_Request_free`, and the completion of receives by every Wait/Test
+//! form. (`MPI_Probe`/`MPI_Iprobe` need no wrapper: they take no message.)
+//! Not wrapped: the partitioned `MPI_Psend_init`/`MPI_Precv_init` (MPI 4):
+//! a program that uses them on a checked communicator must not enable the
+//! checks (a message without a companion, or a receive that takes a
+//! message without its companion, misaligns the companions that follow).
 //! Under `MPI_THREAD_MULTIPLE`, two threads sending on the same
 //! (communicator, destination, tag) could post the user messages and the
 //! companions in different orders; the checks assume one thread per such
@@ -167,6 +211,12 @@ struct Rec {
     /// False for a matched probe's message until its receive (count,
     /// datatype) is known: it holds its place in its (source, tag) order.
     ready: bool,
+    /// Freed by `MPI_Request_free` while active: its message's companion
+    /// is taken unchecked once a later receive shows it was matched.
+    detached: bool,
+    /// Its (source, tag) come from its arguments, not from the status
+    /// (`MPI_Isendrecv`: MPICH 4.0 leaves that status unset).
+    own_pattern: bool,
 }
 
 /// The checker's point-to-point state of one user communicator.
@@ -177,6 +227,10 @@ pub struct Channel {
     size: usize,
     posted: u64,
     queue: VecDeque<Rec>,
+    /// A receive with a wildcard was freed while active: which (source,
+    /// tag) it took cannot be known, so the channel's receives are no
+    /// longer checked.
+    lost: bool,
 }
 
 static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -188,6 +242,9 @@ extern "C" fn delete_channel(value: *mut c_void) {
     // SAFETY: every value of the keyval is a Box<Channel> leaked by
     // `setup`; MPI calls this once per value.
     let mut ch = *unsafe { Box::from_raw(value as *mut Channel) };
+    if ch.lost {
+        drop_arrived(&ch);
+    }
     // SAFETY: the checker's own duplicate (its exchange settles here,
     // inside the user's collective free).
     unsafe { PMPI_Comm_free(&mut ch.dup) };
@@ -255,6 +312,7 @@ fn make_channel(comm: MPI_Comm) {
         size: size as usize,
         posted: 0,
         queue: VecDeque::new(),
+        lost: false,
     }));
     // SAFETY: attaches the channel; MPI calls delete_channel at free.
     if unsafe { PMPI_Comm_set_attr(comm, kv, ch as *mut c_void) } != 0 {
@@ -316,6 +374,11 @@ pub fn finalize(comm: MPI_Comm) {
 /// it until the request completes).
 struct InFlight {
     req: MPI_Request,
+    /// The companion's own key (its request's bits at posting: MPI sets
+    /// the handle to MPI_REQUEST_NULL when it completes).
+    key: u64,
+    /// The user's nonblocking send request it goes with (0: none).
+    user: u64,
     _buf: Box<[u8; LEN]>,
 }
 
@@ -334,12 +397,19 @@ fn proc_null() -> c_int {
 
 /// Sends the companion of a send of (count, datatype) to `dest` with
 /// `tag` on `comm`, before the user's send. Nothing for `MPI_PROC_NULL`
-/// or a communicator without a channel.
-pub fn sent(comm: MPI_Comm, dest: c_int, tag: c_int, count: impl Into<i64>, t: MPI_Datatype) {
+/// or a communicator without a channel. Its key, for `unsent` (the user's
+/// call failed) or `attach_send` (the user's request).
+pub fn sent(
+    comm: MPI_Comm,
+    dest: c_int,
+    tag: c_int,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+) -> Option<u64> {
     if dest == proc_null() {
-        return;
+        return None;
     }
-    let Some(ch) = channel(comm) else { return };
+    let ch = channel(comm)?;
     let count = count.into();
     let sig = check::sig_of(count, t);
     let (reference, no_ref) = match mpix_marshal::type_reference(t, dest, ch.dup) {
@@ -369,15 +439,122 @@ pub fn sent(comm: MPI_Comm, dest: c_int, tag: c_int, count: impl Into<i64>, t: M
         )
     };
     if rc != 0 {
-        return;
+        return None;
     }
+    let key = mpi::bits(req);
     let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
-    f.push(InFlight { req, _buf: buf });
+    f.push(InFlight {
+        req,
+        key,
+        user: 0,
+        _buf: buf,
+    });
     let n = f.len();
     drop(f);
     if n >= 64 {
         reap(false);
     }
+    Some(key)
+}
+
+/// The user's send call returned an error: its message does not exist,
+/// so its companion is cancelled (and its buffer freed).
+///
+/// If MPI cannot cancel it (a 48-byte message usually leaves at once),
+/// it stays queued at the receiver, where only a later message of the
+/// same (communicator, tag) from this rank could take it in its place:
+/// a program that goes on sending on a communicator after one of its sends
+/// failed there is outside what the checks promise (see the module doc).
+pub fn unsent(key: Option<u64>) {
+    let Some(key) = key else { return };
+    let entry = {
+        let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
+        let Some(i) = f.iter().position(|e| e.key == key) else {
+            return;
+        };
+        f.swap_remove(i)
+    };
+    cancel_companion(entry);
+}
+
+/// Cancels one companion and waits for the cancel to settle (local:
+/// either MPI removes it or it has been delivered). Whether it was
+/// cancelled.
+fn cancel_companion(mut entry: InFlight) -> bool {
+    // SAFETY: MPI_Status is plain data.
+    let mut st: MPI_Status = unsafe { std::mem::zeroed() };
+    let mut cancelled = 0;
+    // SAFETY: the checker's own request; its buffer lives in `entry`
+    // until the wait returns.
+    unsafe {
+        if PMPI_Cancel(&mut entry.req) != 0 || PMPI_Wait(&mut entry.req, &mut st) != 0 {
+            return false;
+        }
+        if PMPI_Test_cancelled(&st, &mut cancelled) != 0 {
+            return false;
+        }
+    }
+    cancelled != 0
+}
+
+/// Keeps which user request a nonblocking send's companion goes with,
+/// so that a cancel of that request can take the companion too.
+pub fn attach_send(key: Option<u64>, request: MPI_Request) {
+    let Some(key) = key else { return };
+    let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = f.iter_mut().find(|e| e.key == key) {
+        e.user = mpi::bits(request);
+    }
+}
+
+/// User send requests the user asked MPI to cancel, with their
+/// companions' keys: the outcome shows at their completion.
+fn cancelling() -> &'static Mutex<Vec<(u64, u64)>> {
+    static C: OnceLock<Mutex<Vec<(u64, u64)>>> = OnceLock::new();
+    C.get_or_init(Default::default)
+}
+
+static CANCELLING: AtomicUsize = AtomicUsize::new(0);
+
+/// Before `MPI_Cancel` of `request`: a nonblocking send whose companion
+/// is still in flight is watched until it completes.
+pub fn cancel_requested(request: MPI_Request) {
+    if !enabled() {
+        return;
+    }
+    let r = mpi::bits(request);
+    let key = {
+        let f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
+        match f.iter().find(|e| e.user == r && r != 0) {
+            Some(e) => e.key,
+            None => return,
+        }
+    };
+    let mut c = cancelling().lock().unwrap_or_else(|e| e.into_inner());
+    c.push((r, key));
+    CANCELLING.store(c.len(), Ordering::Release);
+}
+
+/// A watched send request completed with `status`: when MPI cancelled
+/// the user's message, its companion is cancelled too.
+fn send_completed(request: u64, status: &MPI_Status) {
+    let key = {
+        let mut c = cancelling().lock().unwrap_or_else(|e| e.into_inner());
+        let Some(i) = c.iter().position(|(r, _)| *r == request) else {
+            return;
+        };
+        let (_, key) = c.swap_remove(i);
+        CANCELLING.store(c.len(), Ordering::Release);
+        key
+    };
+    let mut cancelled = 0;
+    // SAFETY: a status MPI wrote.
+    if unsafe { PMPI_Test_cancelled(status, &mut cancelled) } != 0 || cancelled == 0 {
+        return;
+    }
+    // The message was not sent: its companion must not be either. When
+    // MPI can no longer cancel it, see `unsent`.
+    unsent(Some(key));
 }
 
 /// Frees the buffers of the companions that have left. `all`: at
@@ -387,7 +564,16 @@ fn reap(all: bool) {
     let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
-        f.retain_mut(|InFlight { req, .. }| {
+        let watched: Vec<u64> = {
+            let c = cancelling().lock().unwrap_or_else(|e| e.into_inner());
+            c.iter().map(|(_, k)| *k).collect()
+        };
+        f.retain_mut(|InFlight { req, key, .. }| {
+            // A companion whose user send is being cancelled stays
+            // cancellable until that cancel's outcome is known.
+            if !all && watched.contains(key) {
+                return true;
+            }
             let mut flag = 0;
             // SAFETY: the checker's own request.
             let rc = unsafe { PMPI_Test(req, &mut flag, RSMPI_STATUS_IGNORE) };
@@ -437,6 +623,10 @@ pub fn receiving(
         return None;
     }
     let ch = channel(comm)?;
+    if ch.lost {
+        drop_arrived(ch);
+        return None;
+    }
     let count = count.into();
     ch.posted += 1;
     ch.queue.push_back(Rec {
@@ -450,8 +640,41 @@ pub fn receiving(
         sig: check::sig_of(count, t),
         got: None,
         ready: true,
+        detached: false,
+        own_pattern: false,
     });
     Some((ch as *mut Channel as usize, ch.posted))
+}
+
+/// As `receiving`, for a call whose completion status MPI may leave
+/// unset (`MPI_Isendrecv`, `MPI_Isendrecv_replace`): its own (source,
+/// tag) stand for the status's. With a wildcard, which message it took
+/// cannot be known: the channel stops checking (no false report, no
+/// wait for a companion).
+pub fn receiving_unreported(
+    call: &'static str,
+    comm: MPI_Comm,
+    source: c_int,
+    tag: c_int,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+) -> Option<(usize, u64)> {
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    if source == any_source || tag == any_tag {
+        if let Some(ch) = channel(comm) {
+            ch.lost = true;
+            ch.queue.clear();
+        }
+        return None;
+    }
+    let key = receiving(call, comm, source, tag, count, t)?;
+    // SAFETY: the channel outlives its receives.
+    let ch = unsafe { &mut *(key.0 as *mut Channel) };
+    if let Some(r) = ch.queue.iter_mut().find(|r| r.id == key.1) {
+        r.own_pattern = true;
+    }
+    Some(key)
 }
 
 /// The user's receive call failed: it posted nothing.
@@ -483,6 +706,8 @@ pub fn matched(comm: MPI_Comm, status: &MPI_Status, message: MPI_Message) {
         sig: crate::record::Sig::NONE,
         got: Some((status.MPI_SOURCE, status.MPI_TAG)),
         ready: false,
+        detached: false,
+        own_pattern: false,
     });
     let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
     m.push((mpi::bits(message), ch as *mut Channel as usize, ch.posted));
@@ -539,10 +764,19 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
     let mut cancelled = 0;
     // SAFETY: a status MPI wrote.
     unsafe { PMPI_Test_cancelled(status, &mut cancelled) };
+    if ch.lost {
+        ch.queue.clear();
+        drop_arrived(ch);
+        return Ok(());
+    }
     if cancelled != 0 || status.MPI_SOURCE == proc_null() {
         ch.queue.retain(|r| r.id != id);
     } else if let Some(r) = ch.queue.iter_mut().find(|r| r.id == id) {
-        r.got = Some((status.MPI_SOURCE, status.MPI_TAG));
+        r.got = Some(if r.own_pattern {
+            (r.source, r.tag)
+        } else {
+            (status.MPI_SOURCE, status.MPI_TAG)
+        });
         r.ready = true;
     }
     drain(ch)
@@ -557,6 +791,7 @@ fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {
 /// Checks every completed receive whose companion is next in its
 /// (source, tag) order, in posting order.
 fn drain(ch: &mut Channel) -> Result<(), c_int> {
+    settle_detached(ch);
     let mut result = Ok(());
     let mut i = 0;
     while i < ch.queue.len() {
@@ -574,11 +809,97 @@ fn drain(ch: &mut Channel) -> Result<(), c_int> {
             continue;
         }
         let Some(r) = ch.queue.remove(i) else { break };
+        if r.detached {
+            take_companion(ch, s, t);
+            continue;
+        }
         if let Err(rc) = check_one(ch, &r, s, t) {
             result = result.and(Err(rc));
         }
     }
     result
+}
+
+/// A receive freed while active (its pattern without wildcards) was
+/// matched once a later-posted receive completed with a message of that
+/// (source, tag): MPI gives a message to the earliest pending receive
+/// that matches it, so the freed one was no longer pending. Its place in
+/// the order is then known: (source, tag).
+fn settle_detached(ch: &mut Channel) {
+    let done: Vec<(usize, (c_int, c_int))> = ch
+        .queue
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.ready && !r.detached)
+        .filter_map(|(i, r)| r.got.map(|g| (i, g)))
+        .collect();
+    for (i, (s, t)) in done {
+        for e in ch.queue.iter_mut().take(i) {
+            if e.detached && e.got.is_none() && e.source == s && e.tag == t {
+                e.got = Some((s, t));
+            }
+        }
+    }
+}
+
+/// A channel that no longer checks still gets companions: those that have
+/// arrived are taken and dropped (at its receives and at its free), so
+/// that they neither pile up nor stay unmatched at `MPI_Finalize` (where
+/// some transports warn about them). Best effort: one still in flight at
+/// the free stays behind.
+fn drop_arrived(ch: &Channel) {
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    loop {
+        let mut flag = 0;
+        // SAFETY: MPI_Status is plain data.
+        let mut st: MPI_Status = unsafe { std::mem::zeroed() };
+        // SAFETY: probes the checker's own duplicate.
+        let rc = unsafe { PMPI_Iprobe(any_source, any_tag, ch.dup, &mut flag, &mut st) };
+        if rc != 0 || flag == 0 {
+            return;
+        }
+        take_companion(ch, st.MPI_SOURCE, st.MPI_TAG);
+    }
+}
+
+/// Takes and drops the companion of a message no receive checks.
+fn take_companion(ch: &Channel, source: c_int, tag: c_int) {
+    let mut buf = [0u8; LEN];
+    // SAFETY: buf holds LEN bytes; the companion was posted before its
+    // message, which has been received.
+    unsafe {
+        PMPI_Recv(
+            buf.as_mut_ptr() as *mut c_void,
+            LEN as c_int,
+            mpi::byte(),
+            source,
+            tag,
+            ch.dup,
+            RSMPI_STATUS_IGNORE,
+        )
+    };
+}
+
+/// An active receive was freed (`MPI_Request_free`): MPI still completes
+/// it, unseen. Without wildcards it keeps its place (`settle_detached`);
+/// with one, the channel stops checking (no false report, no wait).
+fn receive_freed(key: (usize, u64)) {
+    let (ch, id) = key;
+    // SAFETY: the channel outlives its receives.
+    let ch = unsafe { &mut *(ch as *mut Channel) };
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    let Some(r) = ch.queue.iter_mut().find(|r| r.id == id) else {
+        return;
+    };
+    if r.source == any_source || r.tag == any_tag || !r.ready {
+        ch.lost = true;
+        ch.queue.clear();
+        drop_arrived(ch);
+        return;
+    }
+    r.detached = true;
 }
 
 /// Takes the companion of receive `r`'s message from (source, tag) and
@@ -722,10 +1043,18 @@ fn report(
     if report::config().mode == Mode::Warn {
         return Ok(());
     }
-    Err(mpi::raise(ch.comm, None))
+    Err(mpi::raise_code(ch.comm, None, mpi::p2p_error_code()))
 }
 
 // ---- persistent requests ----
+
+/// What a start posted on the checker's side: a receive's key or a send's
+/// companion's.
+#[derive(Clone, Copy, Default)]
+pub struct Starting {
+    recv: Option<(usize, u64)>,
+    send: Option<u64>,
+}
 
 /// What a persistent point-to-point request does at each start. Its
 /// datatype is the checker's duplicate of a derived type (the user may
@@ -815,11 +1144,14 @@ fn persistent_of(request: MPI_Request) -> Option<Persistent> {
 
 /// Before `MPI_Start` of `request`: a send's companion, or a receive
 /// queued. The key to `started` after the user's call.
-pub fn starting(request: MPI_Request) -> Option<(usize, u64)> {
+pub fn starting(request: MPI_Request) -> Starting {
     if !enabled() {
-        return None;
+        return Starting::default();
     }
-    match persistent_of(request)? {
+    let Some(p) = persistent_of(request) else {
+        return Starting::default();
+    };
+    match p {
         Persistent::Send {
             comm,
             peer,
@@ -828,8 +1160,11 @@ pub fn starting(request: MPI_Request) -> Option<(usize, u64)> {
             datatype,
             ..
         } => {
-            sent(comm, peer, tag, count, datatype);
-            None
+            // A start that fails posts no message: its companion goes too.
+            Starting {
+                recv: None,
+                send: sent(comm, peer, tag, count, datatype),
+            }
         }
         Persistent::Recv {
             comm,
@@ -838,17 +1173,22 @@ pub fn starting(request: MPI_Request) -> Option<(usize, u64)> {
             count,
             datatype,
             ..
-        } => receiving("MPI_Recv_init", comm, peer, tag, count, datatype),
+        } => Starting {
+            recv: receiving("MPI_Recv_init", comm, peer, tag, count, datatype),
+            send: None,
+        },
     }
 }
 
 /// After `MPI_Start`: the receive's key under its request (or dropped
 /// when the start failed).
-pub fn started(key: Option<(usize, u64)>, rc: c_int, request: MPI_Request) {
+pub fn started(s: Starting, rc: c_int, request: MPI_Request) {
     if rc != 0 {
-        not_posted(key);
+        unsent(s.send);
+        not_posted(s.recv);
     } else {
-        attach(key, request);
+        attach_send(s.send, request);
+        attach(s.recv, request);
     }
 }
 
@@ -856,6 +1196,11 @@ pub fn started(key: Option<(usize, u64)>, rc: c_int, request: MPI_Request) {
 pub fn request_freed(request: MPI_Request) {
     if !enabled() {
         return;
+    }
+    if tracking() {
+        if let Some(k) = take(mpi::bits(request)) {
+            receive_freed(k);
+        }
     }
     let mut v = persistent().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(i) = v.iter().position(|e| e.0 == mpi::bits(request)) {
@@ -893,7 +1238,7 @@ fn take(request: u64) -> Option<(usize, u64)> {
 }
 
 fn tracking() -> bool {
-    POSTED.load(Ordering::Acquire) != 0
+    POSTED.load(Ordering::Acquire) != 0 || CANCELLING.load(Ordering::Acquire) != 0
 }
 
 fn keys(count: c_int, requests: *const MPI_Request) -> Vec<u64> {
@@ -914,7 +1259,12 @@ fn zeroed_statuses(n: usize) -> Vec<MPI_Status> {
 fn completed(key: u64, status: &MPI_Status) -> Result<(), c_int> {
     match take(key) {
         Some(k) => received(Some(k), status),
-        None => Ok(()),
+        None => {
+            if CANCELLING.load(Ordering::Acquire) != 0 {
+                send_completed(key, status);
+            }
+            Ok(())
+        }
     }
 }
 

@@ -642,10 +642,30 @@ pub fn renamed(comm: MPI_Comm) {
     watchdog::set_name(bits(comm), name);
 }
 
-/// The checker's error code (its own class, with its own string).
+/// The checker's error code for collective findings (its own class,
+/// with its own string).
 pub fn error_code() -> c_int {
     static CODE: AtomicI32 = AtomicI32::new(0);
-    let c = CODE.load(Ordering::Acquire);
+    error_code_in(
+        &CODE,
+        c"mpix-check: inconsistent collective call (see the mpix-check report on stderr)",
+    )
+}
+
+/// The checker's error code for point-to-point findings: a class of its
+/// own, so that a program (or a test) can tell the two apart.
+pub fn p2p_error_code() -> c_int {
+    static CODE: AtomicI32 = AtomicI32::new(0);
+    error_code_in(
+        &CODE,
+        c"mpix-check: mismatched point-to-point type signature (see the mpix-check report on stderr)",
+    )
+}
+
+/// The code kept in `slot`, made (class, code and `text`) at first use;
+/// MPI_ERR_OTHER when MPI cannot add one.
+fn error_code_in(slot: &AtomicI32, text: &std::ffi::CStr) -> c_int {
+    let c = slot.load(Ordering::Acquire);
     if c != 0 {
         return c;
     }
@@ -654,15 +674,11 @@ pub fn error_code() -> c_int {
     let ok = unsafe {
         PMPI_Add_error_class(&mut class) == 0
             && PMPI_Add_error_code(class, &mut code) == 0
-            && PMPI_Add_error_string(
-                code,
-                c"mpix-check: inconsistent collective call (see the mpix-check report on stderr)"
-                    .as_ptr() as *mut _,
-            ) == 0
+            && PMPI_Add_error_string(code, text.as_ptr() as *mut _) == 0
     };
     // SAFETY: reads the MPI_ERR_OTHER constant.
     let code = if ok { code } else { unsafe { mxc_err_other() } };
-    CODE.store(code, Ordering::Release);
+    slot.store(code, Ordering::Release);
     code
 }
 
@@ -687,7 +703,11 @@ impl Object {
 /// communicator's and window's default); returns the code the call should
 /// return when the handler returns (a file's default, MPI_ERRORS_RETURN).
 pub fn raise(comm: MPI_Comm, object: Option<Object>) -> c_int {
-    let code = error_code();
+    raise_code(comm, object, error_code())
+}
+
+/// As `raise`, with `code` (the point-to-point checker's own).
+pub fn raise_code(comm: MPI_Comm, object: Option<Object>, code: c_int) -> c_int {
     // SAFETY: calls the user's object's error handler.
     unsafe {
         match object {

@@ -7,54 +7,68 @@
 #![allow(clippy::missing_safety_doc)]
 #![allow(clippy::too_many_arguments)]
 
-use super::{attach, not_posted, received, receiving, sent};
+use super::{attach, attach_send, not_posted, received, receiving, sent, unsent};
 use mpi_sys::*;
 use std::ffi::{c_int, c_void};
 
 type Dt = MPI_Datatype;
 
 macro_rules! blocking_send {
-    ($name:ident, $pmpi:ident) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $cnt:ty) => {
+        $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
-            count: c_int,
+            count: $cnt,
             t: Dt,
             dest: c_int,
             tag: c_int,
             comm: MPI_Comm,
         ) -> c_int {
-            sent(comm, dest, tag, count, t);
+            let key = sent(comm, dest, tag, count, t);
             // SAFETY: the user's arguments, unchanged.
-            unsafe { $pmpi(buf, count, t, dest, tag, comm) }
+            let rc = unsafe { $pmpi(buf, count, t, dest, tag, comm) };
+            if rc != 0 {
+                unsent(key);
+            }
+            rc
         }
     };
 }
 
-blocking_send!(MPI_Send, PMPI_Send);
-blocking_send!(MPI_Ssend, PMPI_Ssend);
-blocking_send!(MPI_Bsend, PMPI_Bsend);
-blocking_send!(MPI_Rsend, PMPI_Rsend);
+blocking_send!(MPI_Send, PMPI_Send, c_int);
+blocking_send!(MPI_Ssend, PMPI_Ssend, c_int);
+blocking_send!(MPI_Bsend, PMPI_Bsend, c_int);
+blocking_send!(MPI_Rsend, PMPI_Rsend, c_int);
 
 /// A send that returns a request: nonblocking (its companion now) or
 /// persistent (a companion at each start).
 macro_rules! send_with_request {
-    ($name:ident, $pmpi:ident, $persistent:expr) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $persistent:expr, $cnt:ty) => {
+        $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
             buf: *const c_void,
-            count: c_int,
+            count: $cnt,
             t: Dt,
             dest: c_int,
             tag: c_int,
             comm: MPI_Comm,
             request: *mut MPI_Request,
         ) -> c_int {
-            if !$persistent {
-                sent(comm, dest, tag, count, t);
-            }
+            let key = if $persistent {
+                None
+            } else {
+                sent(comm, dest, tag, count, t)
+            };
             // SAFETY: the user's arguments, unchanged.
             let rc = unsafe { $pmpi(buf, count, t, dest, tag, comm, request) };
+            if rc != 0 {
+                unsent(key);
+            } else if !$persistent {
+                // SAFETY: MPI wrote the request.
+                attach_send(key, unsafe { *request });
+            }
             if $persistent && rc == 0 {
                 // SAFETY: MPI wrote the request.
                 super::persistent_made(false, comm, dest, tag, count, t, unsafe { *request });
@@ -64,10 +78,10 @@ macro_rules! send_with_request {
     };
 }
 
-send_with_request!(MPI_Isend, PMPI_Isend, false);
-send_with_request!(MPI_Issend, PMPI_Issend, false);
-send_with_request!(MPI_Ibsend, PMPI_Ibsend, false);
-send_with_request!(MPI_Irsend, PMPI_Irsend, false);
+send_with_request!(MPI_Isend, PMPI_Isend, false, c_int);
+send_with_request!(MPI_Issend, PMPI_Issend, false, c_int);
+send_with_request!(MPI_Ibsend, PMPI_Ibsend, false, c_int);
+send_with_request!(MPI_Irsend, PMPI_Irsend, false, c_int);
 
 /// The user's status, or ours where the user ignores it.
 fn status_or(status: *mut MPI_Status, own: &mut MPI_Status) -> *mut MPI_Status {
@@ -80,9 +94,12 @@ fn status_or(status: *mut MPI_Status, own: &mut MPI_Status) -> *mut MPI_Status {
 }
 
 /// Runs a blocking receive `f` with the user's status, or ours where the
-/// user ignores it and the receive is checked, then checks it.
+/// user ignores it and the receive is checked, then checks it. `send`: a
+/// companion to cancel when the call fails (none so far: see
+/// `MPI_Sendrecv`).
 fn checked_receive(
     key: Option<(usize, u64)>,
+    send: Option<u64>,
     status: *mut MPI_Status,
     f: impl FnOnce(*mut MPI_Status) -> c_int,
 ) -> c_int {
@@ -95,6 +112,7 @@ fn checked_receive(
     };
     let rc = f(st);
     if rc != 0 {
+        unsent(send);
         not_posted(key);
         return rc;
     }
@@ -105,36 +123,46 @@ fn checked_receive(
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Recv(
+macro_rules! recv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    let key = receiving("MPI_Recv", comm, source, tag, count, t);
+    let key = receiving($label, comm, source, tag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
-    checked_receive(key, status, |st| unsafe {
-        PMPI_Recv(buf, count, t, source, tag, comm, st)
+    checked_receive(key, None, status, |st| unsafe {
+        $pmpi(buf, count, t, source, tag, comm, st)
     })
 }
+    };
+}
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Irecv(
+recv!(MPI_Recv, PMPI_Recv, "MPI_Recv", c_int);
+
+macro_rules! irecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    let key = receiving("MPI_Irecv", comm, source, tag, count, t);
+    let key = receiving($label, comm, source, tag, count, t);
     // SAFETY: the user's arguments, unchanged.
-    let rc = unsafe { PMPI_Irecv(buf, count, t, source, tag, comm, request) };
+    let rc = unsafe { $pmpi(buf, count, t, source, tag, comm, request) };
     if rc != 0 {
         not_posted(key);
     } else {
@@ -143,37 +171,54 @@ pub unsafe extern "C" fn MPI_Irecv(
     }
     rc
 }
+    };
+}
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv(
+irecv!(MPI_Irecv, PMPI_Irecv, "MPI_Irecv", c_int);
+
+macro_rules! sendrecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: $cnt,
     sendtype: Dt,
     dest: c_int,
     sendtag: c_int,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: $cnt,
     recvtype: Dt,
     source: c_int,
     recvtag: c_int,
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    sent(comm, dest, sendtag, sendcount, sendtype);
-    let key = receiving("MPI_Sendrecv", comm, source, recvtag, recvcount, recvtype);
+    // Its companion stays when the call fails: the error may be the
+    // receive's (a truncation) with the message sent, and a message
+    // without its companion would leave its receiver waiting for one.
+    let _ = sent(comm, dest, sendtag, sendcount, sendtype);
+    let key = receiving($label, comm, source, recvtag, recvcount, recvtype);
     // SAFETY: the user's arguments; the status is the user's or ours.
-    checked_receive(key, status, |st| unsafe {
-        PMPI_Sendrecv(
+    checked_receive(key, None, status, |st| unsafe {
+        $pmpi(
             sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
             recvtag, comm, st,
         )
     })
 }
+    };
+}
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Sendrecv_replace(
+sendrecv!(MPI_Sendrecv, PMPI_Sendrecv, "MPI_Sendrecv", c_int);
+
+macro_rules! sendrecv_replace {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     dest: c_int,
     sendtag: c_int,
@@ -182,13 +227,23 @@ pub unsafe extern "C" fn MPI_Sendrecv_replace(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
-    sent(comm, dest, sendtag, count, t);
-    let key = receiving("MPI_Sendrecv_replace", comm, source, recvtag, count, t);
+    // As in MPI_Sendrecv, the companion stays when the call fails.
+    let _ = sent(comm, dest, sendtag, count, t);
+    let key = receiving($label, comm, source, recvtag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
-    checked_receive(key, status, |st| unsafe {
-        PMPI_Sendrecv_replace(buf, count, t, dest, sendtag, source, recvtag, comm, st)
+    checked_receive(key, None, status, |st| unsafe {
+        $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, st)
     })
 }
+    };
+}
+
+sendrecv_replace!(
+    MPI_Sendrecv_replace,
+    PMPI_Sendrecv_replace,
+    "MPI_Sendrecv_replace",
+    c_int
+);
 
 // ---- matched probes: the message's place in its (source, tag) order is
 // taken at the probe, its receive's type comes with MPI_Mrecv ----
@@ -235,34 +290,44 @@ pub unsafe extern "C" fn MPI_Improbe(
     rc
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Mrecv(
+macro_rules! mrecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> c_int {
     // SAFETY: the user's message handle.
-    let key = super::receiving_matched("MPI_Mrecv", unsafe { *message }, count, t);
+    let key = super::receiving_matched($label, unsafe { *message }, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
-    checked_receive(key, status, |st| unsafe {
-        PMPI_Mrecv(buf, count, t, message, st)
+    checked_receive(key, None, status, |st| unsafe {
+        $pmpi(buf, count, t, message, st)
     })
 }
+    };
+}
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Imrecv(
+mrecv!(MPI_Mrecv, PMPI_Mrecv, "MPI_Mrecv", c_int);
+
+macro_rules! imrecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> c_int {
     // SAFETY: the user's message handle.
-    let key = super::receiving_matched("MPI_Imrecv", unsafe { *message }, count, t);
+    let key = super::receiving_matched($label, unsafe { *message }, count, t);
     // SAFETY: the user's arguments, unchanged.
-    let rc = unsafe { PMPI_Imrecv(buf, count, t, message, request) };
+    let rc = unsafe { $pmpi(buf, count, t, message, request) };
     if rc != 0 {
         not_posted(key);
     } else {
@@ -271,18 +336,25 @@ pub unsafe extern "C" fn MPI_Imrecv(
     }
     rc
 }
+    };
+}
+
+imrecv!(MPI_Imrecv, PMPI_Imrecv, "MPI_Imrecv", c_int);
 
 // ---- persistent requests: a companion or a queued receive per start ----
 
-send_with_request!(MPI_Send_init, PMPI_Send_init, true);
-send_with_request!(MPI_Ssend_init, PMPI_Ssend_init, true);
-send_with_request!(MPI_Bsend_init, PMPI_Bsend_init, true);
-send_with_request!(MPI_Rsend_init, PMPI_Rsend_init, true);
+send_with_request!(MPI_Send_init, PMPI_Send_init, true, c_int);
+send_with_request!(MPI_Ssend_init, PMPI_Ssend_init, true, c_int);
+send_with_request!(MPI_Bsend_init, PMPI_Bsend_init, true, c_int);
+send_with_request!(MPI_Rsend_init, PMPI_Rsend_init, true, c_int);
 
-#[no_mangle]
-pub unsafe extern "C" fn MPI_Recv_init(
+macro_rules! recv_init {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+$(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
     buf: *mut c_void,
-    count: c_int,
+    count: $cnt,
     t: Dt,
     source: c_int,
     tag: c_int,
@@ -290,13 +362,17 @@ pub unsafe extern "C" fn MPI_Recv_init(
     request: *mut MPI_Request,
 ) -> c_int {
     // SAFETY: the user's arguments, unchanged.
-    let rc = unsafe { PMPI_Recv_init(buf, count, t, source, tag, comm, request) };
+    let rc = unsafe { $pmpi(buf, count, t, source, tag, comm, request) };
     if rc == 0 {
         // SAFETY: MPI wrote the request.
         super::persistent_made(true, comm, source, tag, count, t, unsafe { *request });
     }
     rc
 }
+    };
+}
+
+recv_init!(MPI_Recv_init, PMPI_Recv_init, "MPI_Recv_init", c_int);
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Start(request: *mut MPI_Request) -> c_int {
@@ -322,3 +398,250 @@ pub unsafe extern "C" fn MPI_Startall(count: c_int, requests: *mut MPI_Request) 
     }
     rc
 }
+
+/// A cancel of a nonblocking send is watched: when MPI cancels the
+/// message, its companion is cancelled at the request's completion.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
+    // SAFETY: the user's request.
+    super::cancel_requested(unsafe { *request });
+    // SAFETY: the user's argument.
+    unsafe { PMPI_Cancel(request) }
+}
+
+// ---- the MPI-4 large-count forms (`MPI_Send_c`, …: counts as
+// `MPI_Count`), where mpi.h declares them, with the same checks ----
+
+blocking_send!(
+    #[cfg(mpi_large_count)]
+    MPI_Send_c,
+    PMPI_Send_c,
+    MPI_Count
+);
+blocking_send!(
+    #[cfg(mpi_large_count)]
+    MPI_Ssend_c,
+    PMPI_Ssend_c,
+    MPI_Count
+);
+blocking_send!(
+    #[cfg(mpi_large_count)]
+    MPI_Bsend_c,
+    PMPI_Bsend_c,
+    MPI_Count
+);
+blocking_send!(
+    #[cfg(mpi_large_count)]
+    MPI_Rsend_c,
+    PMPI_Rsend_c,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Isend_c,
+    PMPI_Isend_c,
+    false,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Issend_c,
+    PMPI_Issend_c,
+    false,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Ibsend_c,
+    PMPI_Ibsend_c,
+    false,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Irsend_c,
+    PMPI_Irsend_c,
+    false,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Send_init_c,
+    PMPI_Send_init_c,
+    true,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Ssend_init_c,
+    PMPI_Ssend_init_c,
+    true,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Bsend_init_c,
+    PMPI_Bsend_init_c,
+    true,
+    MPI_Count
+);
+send_with_request!(
+    #[cfg(mpi_large_count)]
+    MPI_Rsend_init_c,
+    PMPI_Rsend_init_c,
+    true,
+    MPI_Count
+);
+recv!(
+    #[cfg(mpi_large_count)]
+    MPI_Recv_c,
+    PMPI_Recv_c,
+    "MPI_Recv_c",
+    MPI_Count
+);
+irecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Irecv_c,
+    PMPI_Irecv_c,
+    "MPI_Irecv_c",
+    MPI_Count
+);
+recv_init!(
+    #[cfg(mpi_large_count)]
+    MPI_Recv_init_c,
+    PMPI_Recv_init_c,
+    "MPI_Recv_init_c",
+    MPI_Count
+);
+sendrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Sendrecv_c,
+    PMPI_Sendrecv_c,
+    "MPI_Sendrecv_c",
+    MPI_Count
+);
+sendrecv_replace!(
+    #[cfg(mpi_large_count)]
+    MPI_Sendrecv_replace_c,
+    PMPI_Sendrecv_replace_c,
+    "MPI_Sendrecv_replace_c",
+    MPI_Count
+);
+mrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Mrecv_c,
+    PMPI_Mrecv_c,
+    "MPI_Mrecv_c",
+    MPI_Count
+);
+imrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Imrecv_c,
+    PMPI_Imrecv_c,
+    "MPI_Imrecv_c",
+    MPI_Count
+);
+
+// ---- MPI-4 nonblocking Sendrecv: a companion now, the receive queued
+// under the request (declared wherever the large-count forms are) ----
+
+macro_rules! isendrecv {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            sendbuf: *const c_void,
+            sendcount: $cnt,
+            sendtype: Dt,
+            dest: c_int,
+            sendtag: c_int,
+            recvbuf: *mut c_void,
+            recvcount: $cnt,
+            recvtype: Dt,
+            source: c_int,
+            recvtag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            let send = sent(comm, dest, sendtag, sendcount, sendtype);
+            let key =
+                super::receiving_unreported($label, comm, source, recvtag, recvcount, recvtype);
+            // SAFETY: the user's arguments, unchanged.
+            let rc = unsafe {
+                $pmpi(
+                    sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                    source, recvtag, comm, request,
+                )
+            };
+            if rc != 0 {
+                // A nonblocking start that fails posts neither half.
+                unsent(send);
+                not_posted(key);
+            } else {
+                // SAFETY: MPI wrote the request.
+                attach(key, unsafe { *request });
+            }
+            rc
+        }
+    };
+}
+
+macro_rules! isendrecv_replace {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+        $(#[$m])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            buf: *mut c_void,
+            count: $cnt,
+            t: Dt,
+            dest: c_int,
+            sendtag: c_int,
+            source: c_int,
+            recvtag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            let send = sent(comm, dest, sendtag, count, t);
+            let key = super::receiving_unreported($label, comm, source, recvtag, count, t);
+            // SAFETY: the user's arguments, unchanged.
+            let rc = unsafe { $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, request) };
+            if rc != 0 {
+                unsent(send);
+                not_posted(key);
+            } else {
+                // SAFETY: MPI wrote the request.
+                attach(key, unsafe { *request });
+            }
+            rc
+        }
+    };
+}
+
+isendrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Isendrecv,
+    PMPI_Isendrecv,
+    "MPI_Isendrecv",
+    c_int
+);
+isendrecv!(
+    #[cfg(mpi_large_count)]
+    MPI_Isendrecv_c,
+    PMPI_Isendrecv_c,
+    "MPI_Isendrecv_c",
+    MPI_Count
+);
+isendrecv_replace!(
+    #[cfg(mpi_large_count)]
+    MPI_Isendrecv_replace,
+    PMPI_Isendrecv_replace,
+    "MPI_Isendrecv_replace",
+    c_int
+);
+isendrecv_replace!(
+    #[cfg(mpi_large_count)]
+    MPI_Isendrecv_replace_c,
+    PMPI_Isendrecv_replace_c,
+    "MPI_Isendrecv_replace_c",
+    MPI_Count
+);

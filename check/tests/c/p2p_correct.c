@@ -288,6 +288,133 @@ int main(int argc, char **argv) {
         MPI_Type_free(&huge);
     }
 
+    /* 11. A cancelled send: whether MPI cancels it or not, the next
+     * message on the same (communicator, tag) is checked against its own
+     * companion. The sender tells the receiver how many to expect. */
+    {
+        int flag = 0, n;
+        MPI_Request q;
+        MPI_Isend(dbl, 2, MPI_DOUBLE, right, 21, MPI_COMM_WORLD, &q);
+        MPI_Cancel(&q);
+        MPI_Wait(&q, &st);
+        MPI_Test_cancelled(&st, &flag);
+        n = flag ? 0 : 1;
+        MPI_Send(&n, 1, MPI_INT, right, 22, MPI_COMM_WORLD);
+        MPI_Send(ints, 4, MPI_INT, right, 21, MPI_COMM_WORLD);
+        MPI_Recv(&n, 1, MPI_INT, left, 22, MPI_COMM_WORLD, &st);
+        if (n) {
+            MPI_Recv(din, 2, MPI_DOUBLE, left, 21, MPI_COMM_WORLD, &st);
+            add(din, 2 * sizeof(double));
+        }
+        MPI_Recv(in, 4, MPI_INT, left, 21, MPI_COMM_WORLD, &st);
+        add(in, 4 * sizeof(int));
+    }
+
+    /* 12. An active receive freed (MPI still completes it), then more
+     * messages on its (source, tag): each later one is checked against
+     * its own companion (the freed receive's buffer is not read: MPI
+     * does not say when its data lands). */
+    {
+        MPI_Request q;
+        static int got[2];
+        MPI_Irecv(got, 2, MPI_INT, left, 23, MPI_COMM_WORLD, &q);
+        MPI_Request_free(&q);
+        MPI_Send(ints, 2, MPI_INT, right, 23, MPI_COMM_WORLD);
+        MPI_Send(dbl, 3, MPI_DOUBLE, right, 23, MPI_COMM_WORLD);
+        MPI_Recv(din, 3, MPI_DOUBLE, left, 23, MPI_COMM_WORLD, &st);
+        add(din, 3 * sizeof(double));
+    }
+
+    /* 13. An active receive with a wildcard freed: checks on the world
+     * stop, without a report or a wait. A duplicate keeps its own. */
+    {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Request q;
+        static int got;
+        MPI_Irecv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 24, c, &q);
+        MPI_Request_free(&q);
+        MPI_Send(ints, 1, MPI_INT, right, 24, c);
+        MPI_Sendrecv(ints, 5, MPI_INT, right, 24, in, 5, MPI_INT, left, 24, c, &st);
+        add(in, 5 * sizeof(int));
+        status_sum(&st, MPI_INT);
+        MPI_Sendrecv(dbl, 2, MPI_DOUBLE, right, 25, din, 2, MPI_DOUBLE, left, 25, c, &st);
+        add(din, 2 * sizeof(double));
+        MPI_Comm_free(&c);
+    }
+
+    /* 14. Point-to-point on an intercommunicator (even ranks against odd
+     * ones): not checked, on both sides alike. */
+    if (size % 2 == 0) {
+        MPI_Comm half, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 26, &inter);
+        int hr;
+        MPI_Comm_rank(half, &hr);
+        MPI_Sendrecv(dbl, 2, MPI_DOUBLE, hr, 27, din, 2, MPI_DOUBLE, hr, 27, inter, &st);
+        add(din, 2 * sizeof(double));
+        status_sum(&st, MPI_DOUBLE);
+        MPI_Request q;
+        MPI_Irecv(in, 3, MPI_INT, MPI_ANY_SOURCE, 28, inter, &q);
+        MPI_Send(ints, 3, MPI_INT, hr, 28, inter);
+        MPI_Wait(&q, &st);
+        add(in, 3 * sizeof(int));
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+
+    /* 15. The MPI-4 large-count forms: blocking, nonblocking, persistent,
+     * Sendrecv, MPI_Isendrecv(_replace) and a matched probe. */
+#if MPI_VERSION >= 4
+    {
+        MPI_Request q[2];
+        MPI_Count four = 4;
+        MPI_Send_c(ints, four, MPI_INT, right, 30, MPI_COMM_WORLD);
+        MPI_Recv_c(in, 10, MPI_INT, left, 30, MPI_COMM_WORLD, &st);
+        add(in, 4 * sizeof(int));
+        MPI_Irecv_c(din, 2, MPI_DOUBLE, left, 31, MPI_COMM_WORLD, &q[0]);
+        MPI_Isend_c(dbl, 2, MPI_DOUBLE, right, 31, MPI_COMM_WORLD, &q[1]);
+        MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+        add(din, 2 * sizeof(double));
+        MPI_Recv_init_c(in, 3, MPI_INT, left, 32, MPI_COMM_WORLD, &q[0]);
+        MPI_Send_init_c(ints, 3, MPI_INT, right, 32, MPI_COMM_WORLD, &q[1]);
+        for (int k = 0; k < 2; k++) {
+            MPI_Startall(2, q);
+            MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+            add(in, 3 * sizeof(int));
+        }
+        MPI_Request_free(&q[0]);
+        MPI_Request_free(&q[1]);
+        MPI_Sendrecv_c(ints, 5, MPI_INT, right, 33, in, 5, MPI_INT, left, 33, MPI_COMM_WORLD, &st);
+        add(in, 5 * sizeof(int));
+        MPI_Message m;
+        MPI_Isendrecv(ints, 2, MPI_INT, right, 35, in, 6, MPI_INT, left, 35, MPI_COMM_WORLD, &q[0]);
+        /* Its status is not read: MPICH 4.0 leaves it unset. */
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        add(in, 2 * sizeof(int));
+        {
+            /* With a wildcard: unchecked from then on, on that communicator. */
+            MPI_Comm c;
+            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+            MPI_Isendrecv(ints, 2, MPI_INT, right, 37, in, 2, MPI_INT, MPI_ANY_SOURCE, 37, c, &q[0]);
+            MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+            add(in, 2 * sizeof(int));
+            MPI_Sendrecv(dbl, 2, MPI_DOUBLE, right, 38, din, 2, MPI_DOUBLE, left, 38, c, &st);
+            add(din, 2 * sizeof(double));
+            MPI_Comm_free(&c);
+        }
+        memcpy(in, ints, 3 * sizeof(int));
+        MPI_Isendrecv_replace_c(in, 3, MPI_INT, right, 36, left, 36, MPI_COMM_WORLD, &q[0]);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        add(in, 3 * sizeof(int));
+        MPI_Issend_c(dbl, 1, MPI_DOUBLE, right, 34, MPI_COMM_WORLD, &q[1]);
+        MPI_Mprobe(left, 34, MPI_COMM_WORLD, &m, &st);
+        MPI_Mrecv_c(din, 1, MPI_DOUBLE, &m, &st);
+        MPI_Wait(&q[1], MPI_STATUS_IGNORE);
+        add(din, sizeof(double));
+    }
+#endif
+
     long all = 0;
     MPI_Reduce(&checksum, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) printf("p2p-correct: checksum %ld\n", all);

@@ -108,6 +108,38 @@ int main(int argc, char **argv) {
         if (rank == 0) MPI_Send(buf, 3, MPI_FLOAT, last, 2, MPI_COMM_WORLD);
         if (rank == last) rc = MPI_Recv(buf, 1, huge, 0, 2, MPI_COMM_WORLD, &st);
         MPI_Type_free(&huge);
+    } else if (!strcmp(s, "errors_return")) {
+        /* The report raised on a communicator that returns errors: the
+           call returns the point-to-point checker's own code and string. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        if (rank == 0) MPI_Send(buf, 2, MPI_INT, last, 11, MPI_COMM_WORLD);
+        if (rank == last) {
+            rc = MPI_Recv(buf, 2, MPI_FLOAT, 0, 11, MPI_COMM_WORLD, &st);
+            int cls = 0;
+            MPI_Error_class(rc, &cls);
+            printf("errors_return: the class is %s\n",
+                   cls == MPI_ERR_OTHER || cls == MPI_SUCCESS ? "a predefined one" : "its own");
+            fflush(stdout);
+        }
+    } else if (!strcmp(s, "large_count")) {
+        /* The MPI-4 large-count forms, checked as the others. */
+#if MPI_VERSION >= 4
+        if (rank == 0) MPI_Send_c(buf, 3, MPI_INT, last, 12, MPI_COMM_WORLD);
+        if (rank == last) rc = MPI_Recv_c(buf, 3, MPI_FLOAT, 0, 12, MPI_COMM_WORLD, &st);
+#else
+        if (rank == 0) printf("large_count: no MPI_Send_c before MPI 4\n");
+#endif
+    } else if (!strcmp(s, "isendrecv")) {
+        /* MPI-4's nonblocking Sendrecv: checked at its Wait. */
+#if MPI_VERSION >= 4
+        if (rank == 0) MPI_Send(buf, 2, MPI_INT, last, 13, MPI_COMM_WORLD);
+        if (rank == last) {
+            MPI_Request q;
+            MPI_Isendrecv(buf, 0, MPI_INT, MPI_PROC_NULL, 0, buf, 2, MPI_DOUBLE, 0, 13,
+                          MPI_COMM_WORLD, &q);
+            rc = MPI_Wait(&q, &st);
+        }
+#endif
     } else if (!strcmp(s, "warn")) {
         if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
         if (rank == last) {
