@@ -304,7 +304,7 @@ fn make_channel(comm: MPI_Comm) {
     // SAFETY: the checker's duplicate; its errors come back as codes.
     unsafe { PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN) };
     // The exchange's set-up is collective over the duplicate: here, now.
-    let _ = mpix_marshal::testing::exchange::private_comms(dup);
+    let _ = mpix_marshal::setup_type_exchange(dup);
     let ch = Box::into_raw(Box::new(Channel {
         comm,
         dup,
