@@ -862,7 +862,7 @@ fn conclude(call: &Call) -> Result<(), c_int> {
 /// The state of the call's communicator when the call is checked; a
 /// neighborhood collective gets the communicator's neighborhood.
 fn enabled(call: &mut Call) -> Option<&'static mut State> {
-    if config().mode == Mode::Off {
+    if config().mode == Mode::Off || crate::internal::active() {
         return None;
     }
     let st = match call.object {

@@ -182,13 +182,14 @@ impl Companion {
 /// checker not off).
 pub fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| {
-        report::config().mode != Mode::Off
-            && matches!(
-                std::env::var("MPIX_CHECK_P2P").unwrap_or_default().as_str(),
-                "1" | "on" | "yes"
-            )
-    })
+    !crate::internal::active()
+        && *ON.get_or_init(|| {
+            report::config().mode != Mode::Off
+                && matches!(
+                    std::env::var("MPIX_CHECK_P2P").unwrap_or_default().as_str(),
+                    "1" | "on" | "yes"
+                )
+        })
 }
 
 // ---- the channel of a communicator ----
@@ -247,7 +248,7 @@ extern "C" fn delete_channel(value: *mut c_void) {
     }
     // SAFETY: the checker's own duplicate (its exchange settles here,
     // inside the user's collective free).
-    unsafe { PMPI_Comm_free(&mut ch.dup) };
+    crate::internal::within(|| unsafe { PMPI_Comm_free(&mut ch.dup) });
 }
 
 fn keyval() -> Option<c_int> {
@@ -304,7 +305,7 @@ fn make_channel(comm: MPI_Comm) {
     // SAFETY: the checker's duplicate; its errors come back as codes.
     unsafe { PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN) };
     // The exchange's set-up is collective over the duplicate: here, now.
-    let _ = mpix_marshal::setup_type_exchange(dup);
+    let _ = crate::internal::within(|| mpix_marshal::setup_type_exchange(dup));
     let ch = Box::into_raw(Box::new(Channel {
         comm,
         dup,
@@ -412,10 +413,11 @@ pub fn sent(
     let ch = channel(comm)?;
     let count = count.into();
     let sig = check::sig_of(count, t);
-    let (reference, no_ref) = match mpix_marshal::type_reference(t, dest, ch.dup) {
-        Ok(r) => (r, 0),
-        Err(_) => ([0u8; 16], NO_REFERENCE),
-    };
+    let (reference, no_ref) =
+        match crate::internal::within(|| mpix_marshal::type_reference(t, dest, ch.dup)) {
+            Ok(r) => (r, 0),
+            Err(_) => ([0u8; 16], NO_REFERENCE),
+        };
     let c = Companion {
         hash: sig.hash,
         elements: sig.count,
@@ -927,7 +929,7 @@ fn check_one(ch: &Channel, r: &Rec, source: c_int, tag: c_int) -> Result<(), c_i
     }
     let c = Companion::decode(&buf);
     let sender_type = if c.flags & NO_REFERENCE == 0 {
-        mpix_marshal::resolve_type(&c.reference, source, ch.dup).ok()
+        crate::internal::within(|| mpix_marshal::resolve_type(&c.reference, source, ch.dup)).ok()
     } else {
         None
     };
@@ -937,7 +939,7 @@ fn check_one(ch: &Channel, r: &Rec, source: c_int, tag: c_int) -> Result<(), c_i
         Compared::Differ(why) => report(ch, r, source, tag, &c, sender_type, why),
     };
     if let Some(t) = sender_type {
-        let _ = mpix_marshal::release_type(t);
+        let _ = crate::internal::within(|| mpix_marshal::release_type(t));
     }
     out
 }
