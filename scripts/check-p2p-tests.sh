@@ -125,6 +125,17 @@ EOF2
     else
         echo "skip large-count, isendrecv -n $n: mpi.h has no MPI-4 forms"
     fi
+    scenario intercomm "$n" fail -- intercomm <<EOF2
+mpix-check: MPI_Recv on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the type signatures do not match: the message from remote group rank 0 with tag 21 (reported by rank 0 of $((n / 2)))
+mpix-check:   remote group rank 0 sends (count, datatype) = 1 x MPI_INT: 1 element
+mpix-check:   local group rank 0 receives (count, datatype) = 1 x MPI_FLOAT: at most 1 element
+mpix-check:     remote group rank 0 has MPI_INT at root MPI_INT
+mpix-check:     local group rank 0 has MPI_FLOAT at root MPI_FLOAT
+EOF2
+    scenario dist-graph "$n" fail -- dist_graph <<EOF2
+mpix-check: MPI_Recv on ring, call #1 there: the type signatures do not match: the message from rank 0 with tag 22 (reported by rank 1 of $n)
+mpix-check:     rank 1 has MPI_UNSIGNED at root MPI_UNSIGNED
+EOF2
     scenario warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match
 warn: continued after the report (rc 0, source 0, tag 7)

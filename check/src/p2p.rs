@@ -54,11 +54,16 @@
 //! is "mpix-check: mismatched point-to-point type signature (…)" (the
 //! collective checker's class is another).
 //!
+//! *Intercommunicators* are checked like intracommunicators: the channel
+//! is a duplicate of the intercommunicator, so a companion goes to the
+//! same remote-group rank as its message, and a report names the ranks
+//! by group ("remote group rank 0").
+//!
 //! *Not sent.* `MPI_PROC_NULL` sends and receives involve no companion.
-//! Intercommunicators and communicators made by constructors the checker
-//! does not wrap have no channel: their messages are not checked, on both
-//! sides alike (an intercommunicator's ranks name the remote group, and
-//! its duplicate would need a channel per group; not done).
+//! Communicators made by constructors the checker does not wrap
+//! (`MPI_Comm_idup`, whose communicator cannot be used inside the call,
+//! the dynamic-process ones, MPI 4's `…_from_group(s)`) have no channel:
+//! their messages are not checked, on both sides alike.
 //!
 //! # Failed, cancelled and freed operations
 //!
@@ -225,7 +230,11 @@ pub struct Channel {
     comm: MPI_Comm,
     dup: MPI_Comm,
     rank: usize,
+    /// The local group's size.
     size: usize,
+    /// An intercommunicator: a message's source and destination are ranks
+    /// of the remote group (its channel, a duplicate, is one too).
+    inter: bool,
     posted: u64,
     queue: VecDeque<Rec>,
     /// A receive with a wildcard was freed while active: which (source,
@@ -267,7 +276,7 @@ fn keyval() -> Option<c_int> {
 
 /// Makes `comm`'s channel: called where every member of `comm` is in a
 /// collective call (it duplicates `comm` and sets the type exchange up on
-/// the duplicate). Intercommunicators get none.
+/// the duplicate; on an intercommunicator, both groups are in the call).
 pub fn setup(comm: MPI_Comm) {
     if !enabled()
         || SETTING_UP.with(|s| s.get())
@@ -294,7 +303,6 @@ fn make_channel(comm: MPI_Comm) {
     // SAFETY: queries of a valid communicator and its duplicate.
     let ok = unsafe {
         PMPI_Comm_test_inter(comm, &mut inter) == 0
-            && inter == 0
             && PMPI_Comm_rank(comm, &mut rank) == 0
             && PMPI_Comm_size(comm, &mut size) == 0
             && PMPI_Comm_dup(comm, &mut dup) == 0
@@ -311,6 +319,7 @@ fn make_channel(comm: MPI_Comm) {
         dup,
         rank: rank as usize,
         size: size as usize,
+        inter: inter != 0,
         posted: 0,
         queue: VecDeque::new(),
         lost: false,
@@ -995,8 +1004,14 @@ fn report(
     sender_type: Option<MPI_Datatype>,
     why: &'static str,
 ) -> Result<(), c_int> {
-    let me = format!("rank {}", ch.rank);
-    let them = format!("rank {source}");
+    let (me, them) = if ch.inter {
+        (
+            format!("local group rank {}", ch.rank),
+            format!("remote group rank {source}"),
+        )
+    } else {
+        (format!("rank {}", ch.rank), format!("rank {source}"))
+    };
     let readable =
         mpi::is_named(r.datatype) || check::TYPES_FREED.load(Ordering::Acquire) == r.freed;
     let el = |n: u64| if n == 1 { "element" } else { "elements" };
@@ -1032,12 +1047,16 @@ fn report(
     }
     let rep = Report {
         call: r.call.to_string(),
-        comm: mpi::comm_name(ch.comm, ch.size),
+        comm: if ch.inter {
+            mpi::inter_name(ch.comm)
+        } else {
+            mpi::comm_name(ch.comm, ch.size)
+        },
         seq: r.id,
         rank: ch.rank,
         size: ch.size,
         kind: "p2p-signature",
-        summary: format!("{why}: the message from rank {source} with tag {tag}"),
+        summary: format!("{why}: the message from {them} with tag {tag}"),
         details,
         fields,
     };

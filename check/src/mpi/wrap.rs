@@ -242,6 +242,98 @@ pub unsafe extern "C" fn MPI_Comm_create(
     made(rc, newcomm)
 }
 
+// Constructors the collective checks need not see (the new
+// communicator's checks start at its first collective), wrapped so that
+// the point-to-point checks get their channel while every member is in
+// the call.
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_group(
+    comm: MPI_Comm,
+    group: MPI_Group,
+    tag: c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    made(
+        unsafe { PMPI_Comm_create_group(comm, group, tag, newcomm) },
+        newcomm,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Cart_sub(
+    comm: MPI_Comm,
+    remain_dims: *const c_int,
+    newcomm: *mut MPI_Comm,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    made(
+        unsafe { PMPI_Cart_sub(comm, remain_dims as _, newcomm) },
+        newcomm,
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Dist_graph_create(
+    comm_old: MPI_Comm,
+    n: c_int,
+    sources: *const c_int,
+    degrees: *const c_int,
+    destinations: *const c_int,
+    weights: *const c_int,
+    info: MPI_Info,
+    reorder: c_int,
+    comm_dist_graph: *mut MPI_Comm,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe {
+        PMPI_Dist_graph_create(
+            comm_old,
+            n,
+            sources as _,
+            degrees as _,
+            destinations as _,
+            weights as _,
+            info,
+            reorder,
+            comm_dist_graph,
+        )
+    };
+    made(rc, comm_dist_graph)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
+    comm_old: MPI_Comm,
+    indegree: c_int,
+    sources: *const c_int,
+    sourceweights: *const c_int,
+    outdegree: c_int,
+    destinations: *const c_int,
+    destweights: *const c_int,
+    info: MPI_Info,
+    reorder: c_int,
+    comm_dist_graph: *mut MPI_Comm,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe {
+        PMPI_Dist_graph_create_adjacent(
+            comm_old,
+            indegree,
+            sources as _,
+            sourceweights as _,
+            outdegree,
+            destinations as _,
+            destweights as _,
+            info,
+            reorder,
+            comm_dist_graph,
+        )
+    };
+    made(rc, comm_dist_graph)
+}
+
 /// The hash of a Cartesian topology's dims and periods (which must agree).
 fn cart_words(ndims: c_int, dims: *const c_int, periods: *const c_int) -> u64 {
     let n = ndims.max(0) as usize;

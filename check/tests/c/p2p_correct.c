@@ -344,7 +344,8 @@ int main(int argc, char **argv) {
     }
 
     /* 14. Point-to-point on an intercommunicator (even ranks against odd
-     * ones): not checked, on both sides alike. */
+     * ones; ranks name the remote group), a wildcard receive there, and
+     * the intracommunicator Intercomm_merge makes of it. */
     if (size % 2 == 0) {
         MPI_Comm half, inter;
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
@@ -359,8 +360,47 @@ int main(int argc, char **argv) {
         MPI_Send(ints, 3, MPI_INT, hr, 28, inter);
         MPI_Wait(&q, &st);
         add(in, 3 * sizeof(int));
+        MPI_Comm merged;
+        int mr, ms;
+        MPI_Intercomm_merge(inter, rank % 2, &merged);
+        MPI_Comm_rank(merged, &mr);
+        MPI_Comm_size(merged, &ms);
+        MPI_Sendrecv(ints, 2, MPI_INT, (mr + 1) % ms, 29, in, 2, MPI_INT, (mr + ms - 1) % ms, 29,
+                     merged, &st);
+        status_sum(&st, MPI_INT);
+        add(in, 2 * sizeof(int));
+        MPI_Comm_free(&merged);
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
+    }
+
+    /* 14b. Communicators from MPI_Cart_sub, MPI_Dist_graph_create_adjacent
+     * and MPI_Comm_create_group: a ring on each. */
+    {
+        int dims[2] = {size, 1}, periods[2] = {1, 0}, remain[2] = {1, 0}, one = 1;
+        MPI_Comm cart, sub, graph, grp;
+        MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+        MPI_Cart_sub(cart, remain, &sub);
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, &one, 1, &right, &one,
+                                       MPI_INFO_NULL, 0, &graph);
+        MPI_Group world_group;
+        MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+        MPI_Comm_create_group(MPI_COMM_WORLD, world_group, 5, &grp);
+        MPI_Group_free(&world_group);
+        MPI_Comm cs[3] = {sub, graph, grp};
+        for (int k = 0; k < 3; k++) {
+            int r, n;
+            MPI_Comm_rank(cs[k], &r);
+            MPI_Comm_size(cs[k], &n);
+            MPI_Sendrecv(ints, 3, MPI_INT, (r + 1) % n, 50 + k, in, 3, MPI_INT, MPI_ANY_SOURCE,
+                         50 + k, cs[k], &st);
+            status_sum(&st, MPI_INT);
+            add(in, 3 * sizeof(int));
+        }
+        MPI_Comm_free(&grp);
+        MPI_Comm_free(&graph);
+        MPI_Comm_free(&sub);
+        MPI_Comm_free(&cart);
     }
 
     /* 15. The MPI-4 large-count forms: blocking, nonblocking, persistent,

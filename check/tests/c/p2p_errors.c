@@ -140,6 +140,30 @@ int main(int argc, char **argv) {
             rc = MPI_Wait(&q, &st);
         }
 #endif
+    } else if (!strcmp(s, "intercomm")) {
+        /* Even and odd ranks form two groups; rank 0 of the even group
+         * sends an int to rank 0 of the odd group, which receives a float
+         * with a wildcard source. */
+        MPI_Comm local, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local);
+        MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank % 2 == 0 ? 1 : 0, 20, &inter);
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_ARE_FATAL);
+        if (rank == 0) MPI_Send(buf, 1, MPI_INT, 0, 21, inter);
+        if (rank == 1) rc = MPI_Recv(buf, 1, MPI_FLOAT, MPI_ANY_SOURCE, 21, inter, &st);
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&local);
+    } else if (!strcmp(s, "dist_graph")) {
+        /* A ring as a distributed graph: each rank sends an int to its
+         * right neighbour, which receives an unsigned. */
+        MPI_Comm g;
+        int right = (rank + 1) % size, left = (rank + size - 1) % size, one = 1;
+        MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, &one, 1, &right, &one,
+                                       MPI_INFO_NULL, 0, &g);
+        MPI_Comm_set_name(g, "ring");
+        MPI_Comm_set_errhandler(g, MPI_ERRORS_ARE_FATAL);
+        if (rank == 0) MPI_Send(buf, 1, MPI_INT, 1, 22, g);
+        if (rank == 1) rc = MPI_Recv(buf, 1, MPI_UNSIGNED, 0, 22, g, &st);
+        MPI_Comm_free(&g);
     } else if (!strcmp(s, "warn")) {
         if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
         if (rank == last) {
