@@ -17,7 +17,8 @@
 # checked/plain of the medians and of the best repetitions (the least
 # disturbed: the fairer ratio on a busy machine), bandwidth plain /
 # checked (MB/s, of the medians), and the message rates (median; best in
-# parentheses) with their ratio.
+# parentheses) with their ratio. CHECK_P2P_BENCH_KEEP=1 keeps the earlier
+# invocations' runs in the table (more rounds, when the machine is busy).
 # Goals (issue 16): checked/plain <= 2 for small messages, <= 1.05 at 1 MiB.
 # Usage: scripts/check-p2p-bench.sh TARGET_DIR
 #   MPICC, MPIEXEC, MPIEXEC_ARGS select the MPI (as for the other scripts).
@@ -32,12 +33,13 @@ out="$target/check-p2p-bench"
 [ -f "$lib" ] || { echo "no $lib: build with cargo build --release -p mpix-check first"; exit 1; }
 mkdir -p "$out"
 "$MPICC" -O2 -std=c99 -Wall -Wextra -Werror -o "$out/p2p_overhead" check/tests/c/p2p_overhead.c
-rm -f "$out"/*.txt
+[ -n "${CHECK_P2P_BENCH_KEEP:-}" ] || rm -f "$out"/*.txt
+stamp=$(date +%s)
 for round in $(seq "${CHECK_P2P_BENCH_ROUNDS:-2}"); do
-    "$MPIEXEC" "${mpiexec_args[@]}" -n 2 "$out/p2p_overhead" plain >"$out/plain-$round.txt"
-    "$MPIEXEC" "${mpiexec_args[@]}" -n 2 "$out/p2p_overhead" floor >"$out/floor-$round.txt"
+    "$MPIEXEC" "${mpiexec_args[@]}" -n 2 "$out/p2p_overhead" plain >"$out/plain-$stamp-$round.txt"
+    "$MPIEXEC" "${mpiexec_args[@]}" -n 2 "$out/p2p_overhead" floor >"$out/floor-$stamp-$round.txt"
     "$MPIEXEC" "${mpiexec_args[@]}" -n 2 env LD_PRELOAD="$lib" MPIX_CHECK_P2P=1 \
-        "$out/p2p_overhead" checked >"$out/checked-$round.txt"
+        "$out/p2p_overhead" checked >"$out/checked-$stamp-$round.txt"
 done
 # Lines: pingpong LABEL SIZE TYPE MEDIAN_US MB/S BEST_US
 #        rate LABEL 8 byte MEDIAN_MSGS/S BEST_MSGS/S
