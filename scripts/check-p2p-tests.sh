@@ -4,7 +4,9 @@
 # ones: builds check/tests/c/p2p_*.c with $MPICC, runs each erroneous
 # scenario under $MPIEXEC -n 2 and -n 4 with the checker preloaded and
 # asserts the report lines and the exit status; runs the correct programs
-# with and without the checker and asserts no report and the same results.
+# with and without the checker and asserts no report and the same results;
+# runs check/tests/c/p2p_long.c (10^6 messages: memory and the checker's
+# pending state stay bounded).
 # Usage: scripts/check-p2p-tests.sh TARGET_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +22,7 @@ failed=0
 fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -f "$2" ] && tail -n 20 "$2"; }
 
 [ -f "$lib" ] || { echo "no $lib: build with cargo build --release first"; exit 1; }
-for p in p2p_errors p2p_correct; do
+for p in p2p_errors p2p_correct p2p_long; do
     "$MPICC" -std=c99 -Wall -Wextra -Werror -o "$out/$p" "check/tests/c/$p.c" || exit 1
 done
 
@@ -161,5 +163,30 @@ EOF2
         passed=$((passed + 1)); echo "ok   p2p-correct -n $n (no report, same results: $(grep '^p2p-correct:' "$checked"))"
     fi
 done
+# A long run stays bounded (issue 16): 10^6 messages under -n 2, VmRSS and
+# the checker's companions in flight / queued receives within p2p_long.c's
+# bounds; a correct program: no report, the same checksum as without the
+# checker. P2P_LONG_MESSAGES overrides the count.
+long_n=${P2P_LONG_MESSAGES:-1000000}
+plain="$out/long-plain.log"
+checked="$out/long-checked.log"
+timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 "$out/p2p_long" "$long_n" >"$plain" 2>&1 </dev/null
+rc1=$?
+timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 env LD_PRELOAD="$lib" MPIX_CHECK_P2P=1 \
+    MPIX_CHECK_TIMEOUT=20 "$out/p2p_long" "$long_n" >"$checked" 2>&1 </dev/null
+rc2=$?
+if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
+    fail "p2p-long: exit $rc1 without the checker, $rc2 with it" "$checked"
+    grep "p2p-long" "$plain"
+elif grep -q "mpix-check" "$checked"; then
+    fail "p2p-long: a report on a correct program" "$checked"
+elif ! grep -q "companions in flight" "$checked"; then
+    fail "p2p-long: the checker's counts were not read (mpix_check_p2p_pending)" "$checked"
+elif ! diff <(grep "checksum" "$plain" | sed 's/.*checksum//') <(grep "checksum" "$checked" | sed 's/.*checksum//') >/dev/null; then
+    fail "p2p-long: results differ with the checker" "$checked"
+else
+    passed=$((passed + 1)); echo "ok   p2p-long -n 2"
+    sed 's/^/     /' "$checked"
+fi
 echo "mpix-check point-to-point tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -249,6 +249,7 @@ extern "C" fn delete_channel(value: *mut c_void) {
     if value.is_null() {
         return;
     }
+    lock(channels()).retain(|&c| c != value as usize);
     // SAFETY: every value of the keyval is a Box<Channel> leaked by
     // `setup`; MPI calls this once per value.
     let mut ch = *unsafe { Box::from_raw(value as *mut Channel) };
@@ -327,7 +328,60 @@ fn make_channel(comm: MPI_Comm) {
     // SAFETY: attaches the channel; MPI calls delete_channel at free.
     if unsafe { PMPI_Comm_set_attr(comm, kv, ch as *mut c_void) } != 0 {
         delete_channel(ch as *mut c_void);
+        return;
     }
+    lock(channels()).push(ch as usize);
+}
+
+/// The channels alive (their addresses), for `mpix_check_p2p_pending`.
+fn channels() -> &'static Mutex<Vec<usize>> {
+    static C: OnceLock<Mutex<Vec<usize>>> = OnceLock::new();
+    C.get_or_init(Default::default)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The checker's point-to-point state that a long run must keep bounded
+/// (issue 16; `check/tests/c/p2p_long.c` asserts it): `*in_flight`, the
+/// companions this rank sent and still holds (their requests and
+/// buffers, reaped whenever 64 are held), and `*queued`, the receives
+/// posted on this rank's checked communicators and not checked yet (in
+/// all their channels' queues). Returns 0, or 1 (both counts 0) when the
+/// point-to-point checks are off. Look it up with `dlsym(RTLD_DEFAULT,
+/// "mpix_check_p2p_pending")`, so that a program also runs without the
+/// checker. Call it from the thread that uses the checked communicators
+/// (it reads their channels without a lock, as the checks do); a null
+/// pointer is skipped.
+///
+/// # Safety
+/// Each pointer is null or points to an `int64_t` to write.
+#[no_mangle]
+pub unsafe extern "C" fn mpix_check_p2p_pending(in_flight: *mut i64, queued: *mut i64) -> c_int {
+    let on = enabled();
+    let (f, q) = if on {
+        let f = lock(self::in_flight()).len();
+        let q: usize = lock(channels())
+            .iter()
+            // SAFETY: a registered channel is alive until delete_channel
+            // unregisters it; see the thread note above.
+            .map(|&c| unsafe { &*(c as *const Channel) }.queue.len())
+            .sum();
+        (f as i64, q as i64)
+    } else {
+        (0, 0)
+    };
+    // SAFETY: the caller's pointers, null or writable.
+    unsafe {
+        if !in_flight.is_null() {
+            *in_flight = f;
+        }
+        if !queued.is_null() {
+            *queued = q;
+        }
+    }
+    c_int::from(!on)
 }
 
 /// `comm`'s channel, if it has one.
@@ -837,6 +891,11 @@ fn drain(ch: &mut Channel) -> Result<(), c_int> {
 /// that matches it, so the freed one was no longer pending. Its place in
 /// the order is then known: (source, tag).
 fn settle_detached(ch: &mut Channel) {
+    // The common case, no freed receive: nothing to settle (and no
+    // allocation on each completion).
+    if !ch.queue.iter().any(|r| r.detached) {
+        return;
+    }
     let done: Vec<(usize, (c_int, c_int))> = ch
         .queue
         .iter()
