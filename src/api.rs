@@ -258,6 +258,18 @@ pub fn setup_type_exchange(comm: crate::mpi::comm::Comm) -> Result<()> {
     crate::exchange::setup(comm)
 }
 
+/// The portable code of a predefined datatype (`MPI_INT`, …); `None` for a
+/// derived type or a null handle. A predefined type needs no exchange: its
+/// code names it in any process, of any MPI.
+pub fn predefined_code(datatype: Datatype) -> Option<Predefined> {
+    crate::mpi::local().predefined(datatype)
+}
+
+/// This MPI's handle of the predefined type `code` names, if it has one.
+pub fn predefined_datatype(code: Predefined) -> Option<Datatype> {
+    crate::mpi::local().datatype(code)
+}
+
 /// The size of a type reference (`type_reference`), in bytes.
 pub const TYPE_REFERENCE_SIZE: usize = crate::exchange::wire::REFERENCE_LEN;
 

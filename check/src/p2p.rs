@@ -7,7 +7,9 @@
 //! **companion** ([`Companion`]): the hash and element count of its
 //! signature of (count, datatype), its count, whether the type is all
 //! `MPI_PACKED`, and the type exchange's 16-byte reference to its datatype
-//! (`mpix_marshal::type_reference`). The companion goes to the same
+//! (`mpix_marshal::type_reference`), or for a predefined type its portable
+//! code (`mpix_marshal::predefined_code`: it needs no exchange, which is
+//! most of a checked small message's cost). The companion goes to the same
 //! destination with the same tag, on a private duplicate of the user's
 //! communicator (the **channel**, made at a collective point: `MPI_Init`
 //! for `MPI_COMM_WORLD`, the wrapped constructors for new communicators;
@@ -47,9 +49,9 @@
 //! call, communicator, source, tag, both (count, datatype) and the first
 //! differing element with both sides' basic types and tree paths. The
 //! receiver resolves every reference exactly once (and releases it): the
-//! sender's description travels once per peer and type through the
-//! exchange's cache, so a correct program pays the hash and a cache
-//! look-up per message. A report is raised on the communicator's error
+//! sender's description of a derived type travels once per peer and type
+//! through the exchange's cache, so a correct program pays the hash and a
+//! cache look-up per message (a predefined type: the hash alone). A report is raised on the communicator's error
 //! handler with the checker's own point-to-point error class, whose string
 //! is "mpix-check: mismatched point-to-point type signature (…)" (the
 //! collective checker's class is another).
@@ -151,12 +153,18 @@ pub struct Companion {
     pub elements: u64,
     /// The send's count.
     pub count: i64,
-    /// `PACKED`, `UNKNOWN` (record.rs flags), or 8: no reference.
+    /// `PACKED`, `UNKNOWN` (record.rs flags), `NO_REFERENCE`, `PREDEFINED`.
     pub flags: u64,
+    /// The type exchange's reference to a derived type, or a predefined
+    /// type's portable code (little-endian, in the first two bytes).
     pub reference: [u8; 16],
 }
 
+/// The sender could not make a reference: its type is not known.
 const NO_REFERENCE: u64 = 8;
+/// The type is predefined: `reference` holds its portable code (no
+/// exchange: the code names it at the receiver).
+const PREDEFINED: u64 = 16;
 
 impl Companion {
     pub fn encode(&self) -> [u8; LEN] {
@@ -476,11 +484,17 @@ pub fn sent(
     let ch = channel(comm)?;
     let count = count.into();
     let sig = check::sig_of(count, t);
-    let (reference, no_ref) =
-        match crate::internal::within(|| mpix_marshal::type_reference(t, dest, ch.dup)) {
+    let (reference, no_ref) = match mpix_marshal::predefined_code(t) {
+        Some(p) => {
+            let mut r = [0u8; 16];
+            r[..2].copy_from_slice(&p.0.to_le_bytes());
+            (r, PREDEFINED)
+        }
+        None => match crate::internal::within(|| mpix_marshal::type_reference(t, dest, ch.dup)) {
             Ok(r) => (r, 0),
             Err(_) => ([0u8; 16], NO_REFERENCE),
-        };
+        },
+    };
     let c = Companion {
         hash: sig.hash,
         elements: sig.count,
@@ -996,6 +1010,17 @@ fn check_one(ch: &Channel, r: &Rec, source: c_int, tag: c_int) -> Result<(), c_i
         return Ok(());
     }
     let c = Companion::decode(&buf);
+    if c.flags & PREDEFINED != 0 {
+        // Named by its code: nothing to resolve or give back.
+        return match compare(&c, r) {
+            Compared::Fine => Ok(()),
+            Compared::Differ(why) => {
+                let code = u16::from_le_bytes([c.reference[0], c.reference[1]]);
+                let t = mpix_marshal::predefined_datatype(mpix_marshal::Predefined(code));
+                report(ch, r, source, tag, &c, t, why)
+            }
+        };
+    }
     let sender_type = if c.flags & NO_REFERENCE == 0 {
         crate::internal::within(|| mpix_marshal::resolve_type(&c.reference, source, ch.dup)).ok()
     } else {

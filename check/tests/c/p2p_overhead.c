@@ -16,6 +16,10 @@
  * latency, us), and SIZE / the median latency (MB/s, 10^6 bytes/s). On a
  * shared machine, the best repetition is the one least disturbed.
  *
+ * Then "huge": one MPI_INT each way, received with 1 x a vector of 10^9
+ * ints (a legal prefix: the check hashes the first element of a
+ * 10^9-element type).
+ *
  * Message rate: rank 0 posts a window of 64 MPI_Isend of 8 x MPI_BYTE,
  * rank 1 a window of 64 MPI_Irecv, both MPI_Waitall, rank 1 acks with a
  * 0-byte message; printed: the median and the best over REPS repetitions
@@ -80,17 +84,18 @@ static double median(double *v, int n) {
 }
 
 /* ITERS round trips of (count, t) between ranks 0 and 1: seconds. */
-static double pingpong(void *buf, int count, MPI_Datatype t, int iters) {
+static double pingpong_into(void *buf, int count, MPI_Datatype t, int rcount, MPI_Datatype rt,
+                           int iters) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++) {
         if (rank == 0) {
             floor_send(1, 1);
             MPI_Send(buf, count, t, 1, 1, MPI_COMM_WORLD);
-            MPI_Recv(buf, count, t, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(buf, rcount, rt, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             floor_recv(1, 1);
         } else if (rank == 1) {
-            MPI_Recv(buf, count, t, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(buf, rcount, rt, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             floor_recv(0, 1);
             floor_send(0, 1);
             MPI_Send(buf, count, t, 0, 1, MPI_COMM_WORLD);
@@ -100,6 +105,21 @@ static double pingpong(void *buf, int count, MPI_Datatype t, int iters) {
     floor_flush();
     MPI_Bcast(&dt, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return dt;
+}
+
+/* The median and best one-way latency (us) of REPS repetitions, after a
+ * warm-up that sets the iterations. */
+static void timed(const char *label, int n, const char *tname, void *buf, int count, MPI_Datatype t,
+                  int rcount, MPI_Datatype rt) {
+    pingpong_into(buf, count, t, rcount, rt, 2);
+    double w = pingpong_into(buf, count, t, rcount, rt, 20) / 20;
+    int iters = w * 20000 < REP_SECONDS ? 20000 : w * 3 > REP_SECONDS ? 3 : (int)(REP_SECONDS / w);
+    pingpong_into(buf, count, t, rcount, rt, iters / 10 + 1);
+    double lat[REPS];
+    for (int r = 0; r < REPS; r++) lat[r] = pingpong_into(buf, count, t, rcount, rt, iters) / iters / 2;
+    double m = median(lat, REPS); /* sorts lat */
+    if (rank == 0) printf("pingpong %s %d %s %.3f %.1f %.3f\n", label, n, tname, m * 1e6, n / m / 1e6, lat[0] * 1e6);
+    fflush(stdout);
 }
 
 /* WINDOWS windows of 64 messages of 8 bytes from rank 0 to rank 1, each
@@ -162,20 +182,19 @@ int main(int argc, char **argv) {
                 MPI_Type_commit(&t);
                 count = 1;
             }
-            /* warm-up, and ITERS for about REP_SECONDS a repetition */
-            pingpong(buf, count, t, 2);
-            double w = pingpong(buf, count, t, 20) / 20;
-            int iters = w * 20000 < REP_SECONDS ? 20000 : w * 3 > REP_SECONDS ? 3 : (int)(REP_SECONDS / w);
-            pingpong(buf, count, t, iters / 10 + 1);
-            double lat[REPS];
-            for (int r = 0; r < REPS; r++) lat[r] = pingpong(buf, count, t, iters) / iters / 2;
-            double m = median(lat, REPS); /* sorts lat */
-            if (rank == 0)
-                printf("pingpong %s %d %s %.3f %.1f %.3f\n", label, n, derived ? "vector" : "byte", m * 1e6,
-                       n / m / 1e6, lat[0] * 1e6);
-            fflush(stdout);
+            timed(label, n, derived ? "vector" : "byte", buf, count, t, count, t);
             if (derived) MPI_Type_free(&t);
         }
+    }
+    {
+        /* One MPI_INT into a receive of 10^9 (a vector of 10^9 ints, every
+         * other one): a legal prefix, whose check hashes the first element
+         * of a 10^9-element type. */
+        MPI_Datatype huge;
+        MPI_Type_vector(1000000000, 1, 2, MPI_INT, &huge);
+        MPI_Type_commit(&huge);
+        timed(label, 4, "huge", buf, 1, MPI_INT, 1, huge);
+        MPI_Type_free(&huge);
     }
     int windows = 100;
     rate(windows / 10);
