@@ -546,3 +546,30 @@ fn receive_checks_of_real_types() {
     assert!(!prefix.byte);
     free(recv);
 }
+
+#[test]
+fn predefined_codes_round_trip_through_the_public_api() {
+    // Every predefined type this MPI has: its code names the same handle
+    // back (an alias, such as MPI_C_COMPLEX for MPI_C_FLOAT_COMPLEX, may
+    // give the other name's code: the same handle); derived types and the
+    // null handle have no code.
+    init();
+    let mut seen = 0;
+    for &(_, name) in mpix_marshal::testing::codes::PREDEFINED {
+        let Some(t) = try_named(name) else { continue };
+        let code = mpix_marshal::predefined_code(t).unwrap_or_else(|| panic!("{name}: no code"));
+        let back = mpix_marshal::predefined_datatype(code)
+            .unwrap_or_else(|| panic!("{name}: no handle"));
+        assert_eq!(mpi::handle_bits(back), mpi::handle_bits(t), "{name}");
+        seen += 1;
+    }
+    assert!(seen > 40, "only {seen} predefined types");
+    let mut v = null();
+    ok(
+        unsafe { ffi::MPI_Type_contiguous(2, named("MPI_INT"), &mut v) },
+        "contiguous",
+    );
+    assert_eq!(mpix_marshal::predefined_code(v), None);
+    assert_eq!(mpix_marshal::predefined_code(null()), None);
+    ok(unsafe { ffi::MPI_Type_free(&mut v) }, "free");
+}
