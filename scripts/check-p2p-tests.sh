@@ -10,52 +10,15 @@
 # Usage: scripts/check-p2p-tests.sh TARGET_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
-target=${1:-target}
-MPICC=${MPICC:-mpicc}
-MPIEXEC=${MPIEXEC:-mpiexec}
-read -ra mpiexec_args <<<"${MPIEXEC_ARGS:-}"
-lib="$(pwd)/$target/release/libmpix_check.so"
-out="$target/check-p2p-tests"
-mkdir -p "$out"
-passed=0
-failed=0
-fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -f "$2" ] && tail -n 20 "$2"; }
+suite=check-p2p-tests
+programs=(p2p_errors p2p_correct p2p_long)
+errors=p2p_errors
+limit=60
+checker_env=(MPIX_CHECK_P2P=1 MPIX_CHECK_TIMEOUT=10)
+json_kind='"kind":"p2p-signature"'
+one_report=1
+. scripts/check-common.sh
 
-[ -f "$lib" ] || { echo "no $lib: build with cargo build --release first"; exit 1; }
-for p in p2p_errors p2p_correct p2p_long; do
-    "$MPICC" -std=c99 -Wall -Wextra -Werror -o "$out/$p" "check/tests/c/$p.c" || exit 1
-done
-
-# scenario NAME N EXPECT(fail|ok) ENV... -- ARGS ; the expected lines on stdin
-scenario() {
-    local name=$1 n=$2 expect=$3; shift 3
-    local pats=()
-    mapfile -t pats
-    local envs=()
-    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-    shift
-    local log="$out/$name-$n.log"
-    timeout 60 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_P2P=1 \
-        MPIX_CHECK_TIMEOUT=10 MPIX_CHECK_LOG="$out/$name-$n.json" "${envs[@]}" \
-        "$out/p2p_errors" "$@" >"$log" 2>&1 </dev/null
-    local rc=$?
-    if [ "$expect" = fail ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ]; }; then fail "$name -n $n: exit $rc, expected the job to fail" "$log"; return; fi
-    if [ "$expect" = ok ] && [ $rc -ne 0 ]; then fail "$name -n $n: exit $rc, expected 0" "$log"; return; fi
-    local pat
-    for pat in "${pats[@]}"; do
-        [ -z "$pat" ] && continue
-        if ! grep -qF -- "$pat" "$log"; then fail "$name -n $n: no line with '$pat'" "$log"; return; fi
-    done
-    if ! grep -q '"kind":"p2p-signature"' "$out/$name-$n.json" 2>/dev/null; then
-        fail "$name -n $n: no JSON line in MPIX_CHECK_LOG" "$log"; return
-    fi
-    if [ "$(grep -c '^mpix-check: MPI_' "$log")" != 1 ]; then
-        fail "$name -n $n: expected exactly one report" "$log"; return
-    fi
-    passed=$((passed + 1)); echo "ok   $name -n $n"
-}
-
-rm -f "$out"/*.json
 for n in 2 4; do
     l=$((n - 1))
     scenario wrong-basic-type "$n" fail -- int_float <<EOF2
@@ -144,24 +107,7 @@ warn: continued after the report (rc 0, source 0, tag 7)
 EOF2
 
     # The false-positive suite: no report, and the same results without the checker.
-    plain="$out/correct-plain-$n.log"
-    checked="$out/correct-checked-$n.log"
-    timeout 60 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/p2p_correct" >"$plain" 2>&1 </dev/null
-    rc1=$?
-    timeout 60 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_P2P=1 \
-        MPIX_CHECK_TIMEOUT=20 "$out/p2p_correct" >"$checked" 2>&1 </dev/null
-    rc2=$?
-    if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
-        fail "p2p-correct -n $n: exit $rc1 without the checker, $rc2 with it" "$checked"
-    elif grep -q "mpix-check" "$checked"; then
-        fail "p2p-correct -n $n: a report on a correct program" "$checked"
-    elif [ "$(grep -ci leak "$checked")" != "$(grep -ci leak "$plain")" ]; then
-        fail "p2p-correct -n $n: the MPI reports objects left behind with the checker only" "$checked"
-    elif ! grep -q "^p2p-correct: checksum" "$checked" || ! diff <(grep "^p2p-correct:" "$plain") <(grep "^p2p-correct:" "$checked") >/dev/null; then
-        fail "p2p-correct -n $n: results differ with the checker" "$checked"
-    else
-        passed=$((passed + 1)); echo "ok   p2p-correct -n $n (no report, same results: $(grep '^p2p-correct:' "$checked"))"
-    fi
+    correct p2p-correct "$n" p2p_correct
 done
 # A long run stays bounded (issue 16): 10^6 messages under -n 2, VmRSS and
 # the checker's companions in flight / queued receives within p2p_long.c's

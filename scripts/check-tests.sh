@@ -9,50 +9,15 @@
 # release build of the workspace for that MPI)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-target=${1:-target}
-MPICC=${MPICC:-mpicc}
-MPIEXEC=${MPIEXEC:-mpiexec}
-read -ra mpiexec_args <<<"${MPIEXEC_ARGS:-}"
-lib="$(pwd)/$target/release/libmpix_check.so"
-out="$target/check-tests"
-mkdir -p "$out"
-passed=0
-failed=0
-fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -f "$2" ] && tail -n 20 "$2"; }
+suite=check-tests
+programs=(errors correct)
+errors=errors
+limit=120
+checker_env=(MPIX_CHECK_TIMEOUT=3)
+json_kind='"tool":"mpix-check"'
+one_report=0
+. scripts/check-common.sh
 
-[ -f "$lib" ] || { echo "no $lib: build with cargo build --release first"; exit 1; }
-for p in errors correct; do
-    "$MPICC" -std=c99 -Wall -Wextra -Werror -o "$out/$p" "check/tests/c/$p.c" || exit 1
-done
-
-# run NAME N EXPECT_EXIT(fail|ok) ENV... -- ARGS ; then the patterns on stdin (one per line)
-scenario() {
-    local name=$1 n=$2 expect=$3; shift 3
-    # The expected lines first: mpiexec would read stdin (it forwards it to rank 0).
-    local pats=()
-    mapfile -t pats
-    local envs=()
-    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-    shift
-    local log="$out/$name-$n.log"
-    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_TIMEOUT=3 \
-        MPIX_CHECK_LOG="$out/$name-$n.json" "${envs[@]}" "$out/errors" "$@" >"$log" 2>&1 </dev/null
-    local rc=$?
-    if [ "$expect" = fail ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ]; }; then fail "$name -n $n: exit $rc, expected the job to fail" "$log"; return; fi
-    if [ "$expect" = ok ] && [ $rc -ne 0 ]; then fail "$name -n $n: exit $rc, expected 0" "$log"; return; fi
-    local pat
-    [ "${#pats[@]}" -gt 0 ] || { fail "$name -n $n: the scenario lists no expected lines" "$log"; return; }
-    for pat in "${pats[@]}"; do
-        [ -z "$pat" ] && continue
-        if ! grep -qF -- "$pat" "$log"; then fail "$name -n $n: no line with '$pat'" "$log"; return; fi
-    done
-    if ! grep -q '"tool":"mpix-check"' "$out/$name-$n.json" 2>/dev/null; then
-        fail "$name -n $n: no JSON line in MPIX_CHECK_LOG" "$log"; return
-    fi
-    passed=$((passed + 1)); echo "ok   $name -n $n"
-}
-
-rm -f "$out"/*.json
 for n in 2 4; do
     l=$((n - 1))
     if [ "$n" = 2 ]; then others="rank 0"; else others="ranks 0-$((n - 2))"; fi
@@ -193,23 +158,7 @@ warn: continued after the report
 EOF2
 
     # The false-positive suite: no report, and the same results with and without the checker.
-    plain="$out/correct-plain-$n.log"
-    checked="$out/correct-checked-$n.log"
-    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/correct" >"$plain" 2>&1 </dev/null
-    rc1=$?
-    timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" MPIX_CHECK_TIMEOUT=20 "$out/correct" >"$checked" 2>&1 </dev/null
-    rc2=$?
-    if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
-        fail "correct -n $n: exit $rc1 without the checker, $rc2 with it" "$checked"
-    elif grep -q "mpix-check" "$checked"; then
-        fail "correct -n $n: a report on a correct program" "$checked"
-    elif [ "$(grep -ci leak "$checked")" != "$(grep -ci leak "$plain")" ]; then
-        fail "correct -n $n: the MPI reports objects left behind with the checker only" "$checked"
-    elif ! grep -q "^correct: checksum" "$checked" || ! diff <(grep "^correct:" "$plain") <(grep "^correct:" "$checked") >/dev/null; then
-        fail "correct -n $n: results differ with the checker" "$checked"
-    else
-        passed=$((passed + 1)); echo "ok   correct -n $n (no report, same results: $(grep '^correct:' "$checked"))"
-    fi
+    correct correct "$n" correct
 done
 echo "mpix-check tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

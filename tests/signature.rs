@@ -558,8 +558,8 @@ fn predefined_codes_round_trip_through_the_public_api() {
     for &(_, name) in mpix_marshal::testing::codes::PREDEFINED {
         let Some(t) = try_named(name) else { continue };
         let code = mpix_marshal::predefined_code(t).unwrap_or_else(|| panic!("{name}: no code"));
-        let back = mpix_marshal::predefined_datatype(code)
-            .unwrap_or_else(|| panic!("{name}: no handle"));
+        let back =
+            mpix_marshal::predefined_datatype(code).unwrap_or_else(|| panic!("{name}: no handle"));
         assert_eq!(mpi::handle_bits(back), mpi::handle_bits(t), "{name}");
         seen += 1;
     }
