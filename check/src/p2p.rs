@@ -51,8 +51,9 @@
 //! receiver resolves every reference exactly once (and releases it): the
 //! sender's description of a derived type travels once per peer and type
 //! through the exchange's cache, so a correct program pays the hash and a
-//! cache look-up per message (a predefined type: the hash alone). A report is raised on the communicator's error
-//! handler with the checker's own point-to-point error class, whose string
+//! cache look-up per message (a predefined type: the hash alone). A
+//! report is raised on the communicator's error handler with the
+//! checker's own point-to-point error class, whose string
 //! is "mpix-check: mismatched point-to-point type signature (…)" (the
 //! collective checker's class is another).
 //!
@@ -1010,28 +1011,27 @@ fn check_one(ch: &Channel, r: &Rec, source: c_int, tag: c_int) -> Result<(), c_i
         return Ok(());
     }
     let c = Companion::decode(&buf);
-    if c.flags & PREDEFINED != 0 {
-        // Named by its code: nothing to resolve or give back.
-        return match compare(&c, r) {
-            Compared::Fine => Ok(()),
-            Compared::Differ(why) => {
-                let code = u16::from_le_bytes([c.reference[0], c.reference[1]]);
-                let t = mpix_marshal::predefined_datatype(mpix_marshal::Predefined(code));
-                report(ch, r, source, tag, &c, t, why)
-            }
-        };
-    }
-    let sender_type = if c.flags & NO_REFERENCE == 0 {
-        crate::internal::within(|| mpix_marshal::resolve_type(&c.reference, source, ch.dup)).ok()
+    // The sender's type, for a report: a predefined one by its code (a
+    // table look-up), a derived one lent by the exchange (every reference
+    // is resolved once, and given back below).
+    let (sender_type, lent) = if c.flags & PREDEFINED != 0 {
+        let code = u16::from_le_bytes([c.reference[0], c.reference[1]]);
+        (
+            mpix_marshal::predefined_datatype(mpix_marshal::Predefined(code)),
+            false,
+        )
+    } else if c.flags & NO_REFERENCE == 0 {
+        let t =
+            crate::internal::within(|| mpix_marshal::resolve_type(&c.reference, source, ch.dup));
+        (t.ok(), true)
     } else {
-        None
+        (None, false)
     };
-    let verdict = compare(&c, r);
-    let out = match verdict {
+    let out = match compare(&c, r) {
         Compared::Fine => Ok(()),
         Compared::Differ(why) => report(ch, r, source, tag, &c, sender_type, why),
     };
-    if let Some(t) = sender_type {
+    if let (Some(t), true) = (sender_type, lent) {
         let _ = crate::internal::within(|| mpix_marshal::release_type(t));
     }
     out
