@@ -267,16 +267,3 @@ pub fn construct(call: Call, what: Combiner) -> Result<OwnedDatatype> {
     Ok(unsafe { OwnedDatatype::from_raw(out) })
 }
 
-/// `MPI_Type_create_f90_real` (`which` 0), `_complex` (1) or `_integer`
-/// (2) with local p and r: a predefined handle, never freed. Err(code):
-/// MPI refused (`shim::UNSUPPORTED`: this MPI lacks the call).
-pub fn f90(which: c_int, p: c_int, r: c_int) -> std::result::Result<Datatype, c_int> {
-    let mut out = super::local().datatype_null();
-    // SAFETY: out is a valid local.
-    let rc = unsafe { shim::mpixm_type_create_f90(which, p, r, &mut out) };
-    if rc == 0 {
-        Ok(out)
-    } else {
-        Err(rc)
-    }
-}

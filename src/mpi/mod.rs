@@ -21,6 +21,7 @@ pub use mpi_sys as sys;
 
 pub mod construct;
 pub mod error_class;
+pub mod f90;
 mod handle;
 pub mod keyval;
 pub mod shim;

@@ -188,8 +188,13 @@ extern "C" {
         flag: *const std::sync::atomic::AtomicI32,
         on_finalize: extern "C" fn(),
     ) -> c_int;
-    pub fn mpixm_type_create_f90(which: c_int, p: c_int, r: c_int, out: *mut MPI_Datatype)
-        -> c_int;
+    pub fn mpixm_type_create_f90(
+        which: c_int,
+        p: c_int,
+        r: c_int,
+        guarded: c_int,
+        out: *mut MPI_Datatype,
+    ) -> c_int;
     pub fn mpixm_type_get_value_index(
         value: MPI_Datatype,
         index: MPI_Datatype,

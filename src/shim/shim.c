@@ -541,14 +541,27 @@ int mpixm_type_get_value_index(MPI_Datatype value, MPI_Datatype index, MPI_Datat
 #endif
 }
 
-/* MPI_Type_create_f90_{real,complex,integer} (which = 0, 1, 2). Whether a
- * (p, r) pair exists depends on the MPI's Fortran kinds, which only the
- * call itself can tell; so that a pair the local MPI lacks is an error
- * return and not an abort, the call runs with MPI_ERRORS_RETURN on
- * MPI_COMM_WORLD and MPI_COMM_SELF (implementations raise datatype errors
- * on one or the other), and the handlers are restored afterwards. */
-int mpixm_type_create_f90(int which, int p, int r, MPI_Datatype *out)
+/* MPI_Type_create_f90_{real,complex,integer} (which = 0, 1, 2), called by
+ * src/mpi/f90.rs under its lock. Whether a (p, r) pair exists depends on
+ * the MPI's Fortran kinds, which only the call itself can tell. A pair the
+ * caller knows to exist is asked directly (guarded = 0). For any other, so
+ * that a pair the local MPI lacks is an error return and not an abort, the
+ * call runs with MPI_ERRORS_RETURN on MPI_COMM_WORLD and MPI_COMM_SELF
+ * (implementations raise datatype errors on one or the other), and the
+ * handlers are restored afterwards. */
+static int mpixm_f90_call(int which, int p, int r, MPI_Datatype *out)
 {
+    if (which == 0)
+        return MPI_Type_create_f90_real(p, r, out);
+    if (which == 1)
+        return MPI_Type_create_f90_complex(p, r, out);
+    return MPI_Type_create_f90_integer(r, out);
+}
+
+int mpixm_type_create_f90(int which, int p, int r, int guarded, MPI_Datatype *out)
+{
+    if (!guarded)
+        return mpixm_f90_call(which, p, r, out);
     MPI_Errhandler world, self;
     int rc = MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
     if (rc != MPI_SUCCESS)
@@ -560,12 +573,7 @@ int mpixm_type_create_f90(int which, int p, int r, MPI_Datatype *out)
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    if (which == 0)
-        rc = MPI_Type_create_f90_real(p, r, out);
-    else if (which == 1)
-        rc = MPI_Type_create_f90_complex(p, r, out);
-    else
-        rc = MPI_Type_create_f90_integer(r, out);
+    rc = mpixm_f90_call(which, p, r, out);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, world);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, self);
     MPI_Errhandler_free(&world);

@@ -11,6 +11,7 @@ use crate::format::tree::{self, Bounds, Failure, Kind, Node};
 use crate::marshal::attributes::{self, Registry};
 use crate::marshal::cache;
 use crate::mpi::construct::{construct, Call, Darray, Subarray};
+use crate::mpi::f90::{self, F90};
 use crate::mpi::{self, check, Datatype, Handles, Local, MPI_Aint, OwnedDatatype};
 use crate::scratch::with_buffer;
 use std::ffi::CStr;
@@ -297,12 +298,12 @@ impl Builder<'_> {
             }
         };
         let (which, p, r) = match &node.kind {
-            Kind::F90Real { p, r } => (0, *p, *r),
-            Kind::F90Complex { p, r } => (1, *p, *r),
-            Kind::F90Integer { r } => (2, UNDEFINED, *r),
+            Kind::F90Real { p, r } => (F90::Real, *p, *r),
+            Kind::F90Complex { p, r } => (F90::Complex, *p, *r),
+            Kind::F90Integer { r } => (F90::Integer, UNDEFINED, *r),
             _ => return Ok(None),
         };
-        match mpi::construct::f90(which, local_undef(p), local_undef(r)) {
+        match f90::create(which, local_undef(p), local_undef(r), l.undefined) {
             Ok(t) => Ok(Some(t)),
             Err(rc) if rc == mpi::UNSUPPORTED => {
                 check(rc, "MPI_Type_create_f90_*")?;

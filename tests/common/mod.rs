@@ -6,6 +6,7 @@ pub mod blob;
 
 use mpix_marshal::testing::codes::{Predefined, PREDEFINED};
 use mpix_marshal::testing::mpi::sys as ffi;
+use mpix_marshal::testing::mpi::f90::F90;
 use mpix_marshal::testing::mpi::{self, shim, Datatype, MPI_Aint, MPI_Count};
 use std::os::raw::{c_int, c_void};
 use std::sync::Once;
@@ -414,30 +415,9 @@ pub fn corpus() -> Vec<Case> {
     for (name, t) in extent_cases() {
         v.push(case(name, t));
     }
-    let f90r = {
-        let mut o = null();
-        ok(
-            unsafe { ffi::MPI_Type_create_f90_real(6, 30, &mut o) },
-            "f90 real",
-        );
-        o
-    };
-    let f90c = {
-        let mut o = null();
-        ok(
-            unsafe { ffi::MPI_Type_create_f90_complex(15, ffi::MPI_UNDEFINED as c_int, &mut o) },
-            "f90 complex",
-        );
-        o
-    };
-    let f90i = {
-        let mut o = null();
-        ok(
-            unsafe { ffi::MPI_Type_create_f90_integer(9, &mut o) },
-            "f90 integer",
-        );
-        o
-    };
+    let f90r = f90(F90::Real, 6, 30);
+    let f90c = f90(F90::Complex, 15, ffi::MPI_UNDEFINED as c_int);
+    let f90i = f90(F90::Integer, 0, 9);
     v.push(case("f90 real", f90r));
     v.push(case("f90 complex", f90c));
     v.push(case("f90 integer", f90i));
@@ -783,5 +763,16 @@ pub fn assert_same(what: &str, a: Datatype, b: Datatype, constructor_equal: bool
         let ta = mpix_marshal::type_tree(a).unwrap();
         let tb = mpix_marshal::type_tree(b).unwrap();
         assert_eq!(ta, tb, "{what}: envelope/contents trees differ");
+    }
+}
+
+/// An F90 parameterized type, through the library's own path (one lock
+/// for every creation: MPICH 5.0's cache behind MPI_Type_create_f90_* is
+/// not thread-safe, and the tests create types on several threads).
+pub fn f90(kind: F90, p: c_int, r: c_int) -> Datatype {
+    let undefined = ffi::MPI_UNDEFINED as c_int;
+    match mpi::f90::create(kind, p, r, undefined) {
+        Ok(t) => t,
+        Err(rc) => panic!("{kind:?} F90 type ({p}, {r}): MPI error {rc}"),
     }
 }
