@@ -10,7 +10,8 @@
 # and valgrind, the installation test (install into a temporary prefix,
 # build the demo with pkg-config, CMake and -I/-L, run it) and the
 # collective checker's tests (scripts/check-tests.sh) and its point-to-point
-# tests (scripts/check-p2p-tests.sh). Then the cross-reading
+# tests (scripts/check-p2p-tests.sh), and the checker with the type
+# exchange (scripts/check-exchange-tests.sh). Then the cross-reading
 # matrix (every MPI reads the streams every other wrote, tests/cross.rs),
 # printed, and a short fuzz run of every decoder.
 #
@@ -71,6 +72,8 @@ pass() { # mpi
             in_mpi "$mpi" 'cargo build --release -p mpix-check && scripts/check-tests.sh "$CARGO_TARGET_DIR"'
         suite "$l: mpix-check point to point (MPIX_CHECK_P2P=1, erroneous and correct programs, -n 2 and -n 4)" \
             in_mpi "$mpi" 'scripts/check-p2p-tests.sh "$CARGO_TARGET_DIR"'
+        suite "$l: mpix-check with the type exchange (its C tests and examples under every check, -n 2 and -n 4)" \
+            in_mpi "$mpi" 'scripts/check-exchange-tests.sh "$CARGO_TARGET_DIR"'
     fi
     timings+=("$(printf '%-22s %4d s' "$l" $((SECONDS - start)))")
 }

@@ -235,13 +235,13 @@ pub fn send_type(
     tag: i32,
     comm: crate::mpi::comm::Comm,
 ) -> Result<()> {
-    crate::exchange::send(datatype, dest, tag, comm)
+    own(|| crate::exchange::send(datatype, dest, tag, comm))
 }
 
 /// Receives a type sent with `send_type` (or `MPIX_Type_send`); `source`
 /// and `tag` may be `MPI_ANY_SOURCE` and `MPI_ANY_TAG`.
 pub fn recv_type(source: i32, tag: i32, comm: crate::mpi::comm::Comm) -> Result<ReceivedType> {
-    let (datatype, status) = crate::exchange::recv(source, tag, comm)?;
+    let (datatype, status) = own(|| crate::exchange::recv(source, tag, comm))?;
     Ok(ReceivedType {
         datatype,
         source: status.MPI_SOURCE,
@@ -255,7 +255,7 @@ pub fn recv_type(source: i32, tag: i32, comm: crate::mpi::comm::Comm) -> Result<
 /// twice). A program calls it where its other collectives are, so that a
 /// later first send, reference or receive need not be collective.
 pub fn setup_type_exchange(comm: crate::mpi::comm::Comm) -> Result<()> {
-    crate::exchange::setup(comm)
+    own(|| crate::exchange::setup(comm))
 }
 
 /// The portable code of a predefined datatype (`MPI_INT`, …); `None` for a
@@ -284,7 +284,7 @@ pub fn type_reference(
     dest: i32,
     comm: crate::mpi::comm::Comm,
 ) -> Result<[u8; TYPE_REFERENCE_SIZE]> {
-    crate::exchange::reference(datatype, dest, comm)
+    own(|| crate::exchange::reference(datatype, dest, comm))
 }
 
 /// The committed type a reference from rank `source` of `comm` names,
@@ -295,18 +295,18 @@ pub fn resolve_type(
     source: i32,
     comm: crate::mpi::comm::Comm,
 ) -> Result<Datatype> {
-    crate::exchange::resolve(reference, source, comm)
+    own(|| crate::exchange::resolve(reference, source, comm))
 }
 
 /// Gives back a type `resolve_type` lent.
 pub fn release_type(datatype: Datatype) -> Result<()> {
-    crate::exchange::release_lent(datatype)
+    own(|| crate::exchange::release_lent(datatype))
 }
 
 /// Broadcasts the root's `datatype` (ignored elsewhere): the root gets its
 /// own handle back, every other rank a new one it frees.
 pub fn bcast_type(datatype: Datatype, root: i32, comm: crate::mpi::comm::Comm) -> Result<Datatype> {
-    crate::exchange::bcast(datatype, root, comm)
+    own(|| crate::exchange::bcast(datatype, root, comm))
 }
 
 /// The bound on the types cached per communicator and peer, for the
@@ -319,4 +319,24 @@ pub fn set_type_cache_limit(limit: usize) -> Result<()> {
 /// What this process's type exchange has sent so far.
 pub fn exchange_counters() -> crate::exchange::Counters {
     crate::exchange::counters()
+}
+
+/// Runs one of the type exchange's operations as the library's own MPI
+/// calls (`crate::mpi::own_calls`), so that a PMPI tool passes them by.
+fn own<R>(f: impl FnOnce() -> R) -> R {
+    crate::mpi::own_calls::within(f)
+}
+
+/// For a PMPI tool linked with the library (mpix-check): whether the
+/// calling thread is inside one of the library's own operations, whose
+/// MPI calls (the type exchange's duplicates, messages and frees) are not
+/// the program's. The tool should pass such calls straight to MPI.
+pub fn in_library_operation() -> bool {
+    crate::mpi::own_calls::active()
+}
+
+/// For a PMPI tool linked with the library: runs `f` (the tool's own use
+/// of the library) so that [`in_library_operation`] is true inside it.
+pub fn as_library_operation<R>(f: impl FnOnce() -> R) -> R {
+    crate::mpi::own_calls::within(f)
 }

@@ -259,6 +259,12 @@ fn release_all() {
 /// and caches are freed. A process that never gets there (a peer gone)
 /// is waited for at most the exchange timeout.
 fn release(exs: &[Arc<Exchange>]) {
+    // Runs inside the program's MPI_Comm_free or MPI_Finalize: the
+    // library's own calls, whichever operation of the program it is in.
+    mpi::own_calls::within(|| release_now(exs))
+}
+
+fn release_now(exs: &[Arc<Exchange>]) {
     let deadline = Instant::now() + timeout();
     let mut barriers: Vec<Option<Request>> = exs.iter().map(|_| None).collect();
     let mut settled = vec![false; exs.len()];
