@@ -235,13 +235,17 @@ pub fn send_type(
     tag: i32,
     comm: crate::mpi::comm::Comm,
 ) -> Result<()> {
-    own(|| crate::exchange::send(datatype, dest, tag, comm))
+    own("MPIX_Type_send", || {
+        crate::exchange::send(datatype, dest, tag, comm)
+    })
 }
 
 /// Receives a type sent with `send_type` (or `MPIX_Type_send`); `source`
 /// and `tag` may be `MPI_ANY_SOURCE` and `MPI_ANY_TAG`.
 pub fn recv_type(source: i32, tag: i32, comm: crate::mpi::comm::Comm) -> Result<ReceivedType> {
-    let (datatype, status) = own(|| crate::exchange::recv(source, tag, comm))?;
+    let (datatype, status) = own("MPIX_Type_recv", || {
+        crate::exchange::recv(source, tag, comm)
+    })?;
     Ok(ReceivedType {
         datatype,
         source: status.MPI_SOURCE,
@@ -255,7 +259,7 @@ pub fn recv_type(source: i32, tag: i32, comm: crate::mpi::comm::Comm) -> Result<
 /// twice). A program calls it where its other collectives are, so that a
 /// later first send, reference or receive need not be collective.
 pub fn setup_type_exchange(comm: crate::mpi::comm::Comm) -> Result<()> {
-    own(|| crate::exchange::setup(comm))
+    own("MPIX_Type_exchange_setup", || crate::exchange::setup(comm))
 }
 
 /// The portable code of a predefined datatype (`MPI_INT`, …); `None` for a
@@ -284,7 +288,9 @@ pub fn type_reference(
     dest: i32,
     comm: crate::mpi::comm::Comm,
 ) -> Result<[u8; TYPE_REFERENCE_SIZE]> {
-    own(|| crate::exchange::reference(datatype, dest, comm))
+    own("MPIX_Type_reference", || {
+        crate::exchange::reference(datatype, dest, comm)
+    })
 }
 
 /// The committed type a reference from rank `source` of `comm` names,
@@ -295,18 +301,24 @@ pub fn resolve_type(
     source: i32,
     comm: crate::mpi::comm::Comm,
 ) -> Result<Datatype> {
-    own(|| crate::exchange::resolve(reference, source, comm))
+    own("MPIX_Type_resolve", || {
+        crate::exchange::resolve(reference, source, comm)
+    })
 }
 
 /// Gives back a type `resolve_type` lent.
 pub fn release_type(datatype: Datatype) -> Result<()> {
-    own(|| crate::exchange::release_lent(datatype))
+    own("MPIX_Type_release", || {
+        crate::exchange::release_lent(datatype)
+    })
 }
 
 /// Broadcasts the root's `datatype` (ignored elsewhere): the root gets its
 /// own handle back, every other rank a new one it frees.
 pub fn bcast_type(datatype: Datatype, root: i32, comm: crate::mpi::comm::Comm) -> Result<Datatype> {
-    own(|| crate::exchange::bcast(datatype, root, comm))
+    own("MPIX_Type_bcast", || {
+        crate::exchange::bcast(datatype, root, comm)
+    })
 }
 
 /// The bound on the types cached per communicator and peer, for the
@@ -321,10 +333,11 @@ pub fn exchange_counters() -> crate::exchange::Counters {
     crate::exchange::counters()
 }
 
-/// Runs one of the type exchange's operations as the library's own MPI
-/// calls (`crate::mpi::own_calls`), so that a PMPI tool passes them by.
-fn own<R>(f: impl FnOnce() -> R) -> R {
-    crate::mpi::own_calls::within(f)
+/// Runs one of the type exchange's operations, `name` in the C API, as
+/// the library's own MPI calls (`crate::mpi::own_calls`), so that a PMPI
+/// tool passes them by.
+fn own<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
+    crate::mpi::own_calls::operation(name, f)
 }
 
 /// For a PMPI tool linked with the library (mpix-check): whether the
@@ -333,6 +346,16 @@ fn own<R>(f: impl FnOnce() -> R) -> R {
 /// the program's. The tool should pass such calls straight to MPI.
 pub fn in_library_operation() -> bool {
     crate::mpi::own_calls::active()
+}
+
+/// For a PMPI tool linked with the library: the library operation the
+/// program called (`"MPIX_Type_send"`, …) when the calling thread is at
+/// that operation's collective point: the duplication of the program's
+/// communicator by the type exchange's first call on it, a collective of
+/// the program's that the tool should check under this name. Its new
+/// communicator is the library's own.
+pub fn library_collective_point() -> Option<&'static str> {
+    crate::mpi::own_calls::exposed()
 }
 
 /// For a PMPI tool linked with the library: runs `f` (the tool's own use

@@ -6,8 +6,8 @@
 mod common;
 use common::*;
 use mpix_marshal::testing::codes::Predefined;
-use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::f90::F90;
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self, shim, Datatype, MPI_Count};
 use mpix_marshal::testing::signature::{
     first_difference, fold, signature_count, signature_hash, signature_summary, BasicType,

@@ -81,6 +81,9 @@ pub struct Call {
     /// The window or file a window or file call is on; its checks run on
     /// its own private duplicate.
     pub object: Option<mpi::Object>,
+    /// The library operation the program called, when this is its
+    /// collective point (`Coll::ExchangeSetup`).
+    pub operation: Option<&'static str>,
 }
 
 impl Call {
@@ -104,10 +107,14 @@ impl Call {
             extra: 0,
             topo: None,
             object: None,
+            operation: None,
         }
     }
 
     fn name(&self) -> String {
+        if let Some(op) = self.operation {
+            return format!("{op} (the first type exchange call on a communicator is collective)");
+        }
         let name = self.coll.name(self.form);
         if self.large {
             name + "_c"

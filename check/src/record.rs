@@ -120,6 +120,9 @@ pub enum Coll {
     FileWriteOrderedBegin,
     FileWriteOrderedEnd,
     IntercommMerge,
+    /// The type exchange's first call on a communicator, which duplicates
+    /// it (`MPIX_Type_send`, …: `mpix_marshal::library_collective_point`).
+    ExchangeSetup,
 }
 
 /// Added to a call's code for its nonblocking form.
@@ -162,7 +165,7 @@ pub enum Reference {
 }
 
 impl Coll {
-    pub const ALL: [Coll; 55] = [
+    pub const ALL: [Coll; 56] = [
         Coll::Barrier,
         Coll::Bcast,
         Coll::Gather,
@@ -218,6 +221,7 @@ impl Coll {
         Coll::FileWriteOrderedBegin,
         Coll::FileWriteOrderedEnd,
         Coll::IntercommMerge,
+        Coll::ExchangeSetup,
     ];
 
     pub fn from_code(code: u64) -> Option<(Coll, Form)> {
@@ -293,11 +297,17 @@ impl Coll {
             Coll::FileWriteOrderedBegin => "File_write_ordered_begin",
             Coll::FileWriteOrderedEnd => "File_write_ordered_end",
             Coll::IntercommMerge => "Intercomm_merge",
+            Coll::ExchangeSetup => "Comm_dup",
         }
     }
 
     /// `MPI_Bcast`, `MPI_Ibcast` or `MPI_Bcast_init`.
     pub fn name(self, form: Form) -> String {
+        if self == Coll::ExchangeSetup {
+            return "a first type exchange call (MPIX_Type_send, _recv, _bcast, _reference, \
+                    _resolve or _exchange_setup: collective)"
+                .into();
+        }
         let base = self.base_name();
         match form {
             Form::Blocking => format!("MPI_{base}"),

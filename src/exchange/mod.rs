@@ -377,7 +377,9 @@ fn attach(c: Comm) -> Result<Arc<Exchange>> {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| mpi::at_finalize(release_all));
     let inter = comm::is_inter(c)?;
-    let refs = comm::dup(c)?;
+    // The one collective call of the program's own (it makes the first
+    // exchange call on `c` collective): a tool checks it as such.
+    let refs = mpi::own_calls::collective_point(|| comm::dup(c))?;
     let defs = match comm::dup(c) {
         Ok(d) => d,
         Err(e) => {

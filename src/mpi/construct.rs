@@ -266,4 +266,3 @@ pub fn construct(call: Call, what: Combiner) -> Result<OwnedDatatype> {
     // SAFETY: MPI just made `out` for this call, and it goes nowhere else.
     Ok(unsafe { OwnedDatatype::from_raw(out) })
 }
-

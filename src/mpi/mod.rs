@@ -22,9 +22,9 @@ pub use mpi_sys as sys;
 pub mod construct;
 pub mod error_class;
 pub mod f90;
-pub mod own_calls;
 mod handle;
 pub mod keyval;
+pub mod own_calls;
 pub mod shim;
 
 pub use handle::{Handles, OwnedDatatype};

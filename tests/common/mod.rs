@@ -5,8 +5,8 @@
 pub mod blob;
 
 use mpix_marshal::testing::codes::{Predefined, PREDEFINED};
-use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::f90::F90;
+use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self, shim, Datatype, MPI_Aint, MPI_Count};
 use std::os::raw::{c_int, c_void};
 use std::sync::Once;

@@ -55,6 +55,18 @@ fn base(coll: Coll, comm: MPI_Comm) -> Call {
     Call::new(coll, comm)
 }
 
+/// `MPI_Comm_dup`: the program's, or the type exchange's first call on
+/// `comm` (checked as that call: `Coll::ExchangeSetup`).
+fn comm_dup(comm: MPI_Comm) -> Call {
+    match mpix_marshal::library_collective_point() {
+        Some(op) => Call {
+            operation: Some(op),
+            ..Call::new(Coll::ExchangeSetup, comm)
+        },
+        None => Call::new(Coll::CommDup, comm),
+    }
+}
+
 fn send_recv(
     coll: Coll,
     comm: MPI_Comm,
@@ -172,7 +184,8 @@ pub unsafe extern "C" fn MPI_Comm_set_name(comm: MPI_Comm, name: *const c_char) 
 /// A new communicator gets its private duplicate now, while all its
 /// members are in the call that made it.
 fn made(rc: c_int, newcomm: *mut MPI_Comm) -> c_int {
-    if rc == 0 && !newcomm.is_null() && !crate::internal::active() {
+    let library_owned = mpix_marshal::library_collective_point().is_some();
+    if rc == 0 && !newcomm.is_null() && !crate::internal::active() && !library_owned {
         // SAFETY: MPI wrote the new communicator.
         mpi::state(unsafe { *newcomm });
         // SAFETY: as above.
@@ -183,7 +196,7 @@ fn made(rc: c_int, newcomm: *mut MPI_Comm) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
-    let rc = checked!(base(Coll::CommDup, comm), PMPI_Comm_dup(comm, newcomm));
+    let rc = checked!(comm_dup(comm), PMPI_Comm_dup(comm, newcomm));
     made(rc, newcomm)
 }
 

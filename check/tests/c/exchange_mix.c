@@ -6,7 +6,10 @@
  * receiver receives the data with the type it was sent. Correct, so the
  * checker must stay silent: prints "exchange_mix: checksum N". With
  * argument "wrong", rank 1 receives the data as doubles instead: the
- * checker's report names the sender's derived type. */
+ * checker's report names the sender's derived type. With argument
+ * "partial" (3 ranks or more), ranks 0 and 1 exchange a type and the
+ * others call MPI_Barrier: the exchange's first call is collective, so the
+ * checker must report it as the program's collective call. */
 #include <mpi.h>
 #include <mpix_marshal.h>
 #include <stdio.h>
@@ -32,6 +35,19 @@ int main(int argc, char **argv)
     int rank, size, wrong = argc > 1 && strcmp(argv[1], "wrong") == 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 1 && strcmp(argv[1], "partial") == 0) {
+        if (rank < 2) {
+            MPI_Datatype t = record();
+            if (rank == 0)
+                MPIX_Type_send(t, 1, 1, MPI_COMM_WORLD);
+            else
+                MPIX_Type_recv(&t, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Type_free(&t);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Finalize();
+        return 0;
+    }
     if (MPIX_Type_exchange_setup(MPI_COMM_WORLD) != MPI_SUCCESS) {
         printf("exchange_mix: set-up failed\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
