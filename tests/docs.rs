@@ -99,7 +99,11 @@ fn anchors(page: &Page) -> HashSet<String> {
             Event::End(TagEnd::Heading(_)) => {
                 let base = slug(&heading.take().unwrap_or_default());
                 let n = seen.entry(base.clone()).or_insert(0);
-                out.insert(if *n == 0 { base.clone() } else { format!("{base}-{n}") });
+                out.insert(if *n == 0 {
+                    base.clone()
+                } else {
+                    format!("{base}-{n}")
+                });
                 *n += 1;
             }
             _ => {}
@@ -140,7 +144,11 @@ fn resolve(base: &Path, rel: &str) -> PathBuf {
 }
 
 /// What is wrong with one link of `page`, if anything.
-fn check_link(page: &Page, dest: &str, anchors_of: &mut HashMap<PathBuf, HashSet<String>>) -> Option<String> {
+fn check_link(
+    page: &Page,
+    dest: &str,
+    anchors_of: &mut HashMap<PathBuf, HashSet<String>>,
+) -> Option<String> {
     let (file, anchor) = match dest.split_once('#') {
         Some((f, a)) => (f, Some(a)),
         None => (dest, None),
@@ -154,12 +162,18 @@ fn check_link(page: &Page, dest: &str, anchors_of: &mut HashMap<PathBuf, HashSet
         return Some(format!("{} does not exist", target.display()));
     }
     let anchor = anchor?;
-    if target.extension().is_none_or(|e| e != "md") {
-        return Some(format!("an anchor into {}, which is not Markdown", target.display()));
+    if !target.extension().is_some_and(|e| e == "md") {
+        return Some(format!(
+            "an anchor into {}, which is not Markdown",
+            target.display()
+        ));
     }
     let known = anchors_of.entry(target.clone()).or_insert_with(|| {
         let text = std::fs::read_to_string(root().join(&target)).unwrap();
-        anchors(&Page { path: target.clone(), text })
+        anchors(&Page {
+            path: target.clone(),
+            text,
+        })
     });
     (!known.contains(anchor)).then(|| format!("{} has no heading #{anchor}", target.display()))
 }
@@ -177,12 +191,18 @@ fn every_relative_link_resolves() {
             }
             checked += 1;
             if let Some(why) = check_link(page, &dest, &mut anchors_of) {
-                broken.push(format!("{}:{line}: link ({dest}): {why}", page.path.display()));
+                broken.push(format!(
+                    "{}:{line}: link ({dest}): {why}",
+                    page.path.display()
+                ));
             }
         }
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
-    assert!(checked > 50, "only {checked} relative links found: is the guide there?");
+    assert!(
+        checked > 50,
+        "only {checked} relative links found: is the guide there?"
+    );
     println!("{checked} relative links in {} files resolve", pages.len());
 }
 
@@ -191,17 +211,30 @@ fn every_relative_link_resolves() {
 #[test]
 fn every_docs_page_is_in_the_table_of_contents() {
     let pages = guide();
-    let index = pages.iter().find(|p| p.path == Path::new("docs/README.md")).expect("docs/README.md");
-    let listed: HashSet<PathBuf> =
-        links(index).into_iter().map(|(_, d)| resolve(Path::new("docs"), d.split('#').next().unwrap())).collect();
+    let index = pages
+        .iter()
+        .find(|p| p.path == Path::new("docs/README.md"))
+        .expect("docs/README.md");
+    let listed: HashSet<PathBuf> = links(index)
+        .into_iter()
+        .map(|(_, d)| resolve(Path::new("docs"), d.split('#').next().unwrap()))
+        .collect();
     let missing: Vec<_> = pages
         .iter()
         .filter(|p| p.path.starts_with("docs") && p.path != index.path)
-        .filter(|p| !p.path.components().any(|c| c.as_os_str().to_string_lossy().starts_with('_')))
+        .filter(|p| {
+            !p.path
+                .components()
+                .any(|c| c.as_os_str().to_string_lossy().starts_with('_'))
+        })
         .filter(|p| !listed.contains(&p.path))
         .map(|p| p.path.display().to_string())
         .collect();
-    assert!(missing.is_empty(), "not listed in docs/README.md: {}", missing.join(", "));
+    assert!(
+        missing.is_empty(),
+        "not listed in docs/README.md: {}",
+        missing.join(", ")
+    );
 }
 
 /// A ```` ```c program ```` block: where it starts and its source.
@@ -221,7 +254,11 @@ fn programs(page: &Page) -> Vec<Program> {
             {
                 // The code starts on the line after the fence.
                 let line = page.line_at(range.start) + 1;
-                current = Some(Program { page: page.path.clone(), line, source: String::new() });
+                current = Some(Program {
+                    page: page.path.clone(),
+                    line,
+                    source: String::new(),
+                });
             }
             Event::Text(t) => {
                 if let Some(p) = current.as_mut() {
@@ -242,7 +279,10 @@ fn mpicc() -> Option<String> {
         assert!(runs(&cc), "MPICC={cc} does not run");
         return Some(cc);
     }
-    ["mpicc.mpich", "mpicc"].into_iter().find(|cc| runs(cc)).map(String::from)
+    ["mpicc.mpich", "mpicc"]
+        .into_iter()
+        .find(|cc| runs(cc))
+        .map(String::from)
 }
 
 /// The directory of this build's libmpix_marshal.so: the test binary is in
@@ -255,7 +295,8 @@ fn library_dir() -> Option<PathBuf> {
 
 fn run(cmd: &mut Command) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
         Ok(text)
     } else {
@@ -265,23 +306,59 @@ fn run(cmd: &mut Command) -> Result<String, String> {
 
 /// Compiles one block (errors name the Markdown file and line); links and
 /// runs it when it has a main and the library is built.
-fn build_and_run(cc: &str, program: &Program, out: &Path, lib: Option<&Path>) -> Result<(), String> {
-    let name = format!("{}-{}", program.page.display().to_string().replace(['/', '.'], "_"), program.line);
+fn build_and_run(
+    cc: &str,
+    program: &Program,
+    out: &Path,
+    lib: Option<&Path>,
+) -> Result<(), String> {
+    let name = format!(
+        "{}-{}",
+        program.page.display().to_string().replace(['/', '.'], "_"),
+        program.line
+    );
     let src = out.join(format!("{name}.c"));
-    let text = format!("#line {} \"{}\"\n{}", program.line, program.page.display(), program.source);
+    let text = format!(
+        "#line {} \"{}\"\n{}",
+        program.line,
+        program.page.display(),
+        program.source
+    );
     std::fs::write(&src, text).map_err(|e| e.to_string())?;
     let include = root().join("include");
     let flags = ["-std=c99", "-Wall", "-Wextra", "-Werror"];
-    run(Command::new(cc).args(flags).arg("-I").arg(&include).arg("-c").arg(&src).arg("-o").arg(out.join(format!("{name}.o"))))?;
+    run(Command::new(cc)
+        .args(flags)
+        .arg("-I")
+        .arg(&include)
+        .arg("-c")
+        .arg(&src)
+        .arg("-o")
+        .arg(out.join(format!("{name}.o"))))?;
     let (Some(lib), true) = (lib, program.source.contains("main(")) else {
         return Ok(());
     };
     let exe = out.join(&name);
     let mut rpath = std::ffi::OsString::from("-Wl,-rpath,");
     rpath.push(lib);
-    run(Command::new(cc).args(flags).arg("-I").arg(&include).arg(&src).arg("-o").arg(&exe).arg("-L").arg(lib).arg("-lmpix_marshal").arg(rpath))?;
+    run(Command::new(cc)
+        .args(flags)
+        .arg("-I")
+        .arg(&include)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(lib)
+        .arg("-lmpix_marshal")
+        .arg(rpath))?;
     let printed = run(&mut Command::new(&exe))?;
-    println!("{}:{} ran: {}", program.page.display(), program.line, printed.trim());
+    println!(
+        "{}:{} ran: {}",
+        program.page.display(),
+        program.line,
+        printed.trim()
+    );
     Ok(())
 }
 
@@ -289,7 +366,9 @@ fn build_and_run(cc: &str, program: &Program, out: &Path, lib: Option<&Path>) ->
 fn every_c_program_of_the_guide_compiles() {
     let programs: Vec<Program> = guide().iter().flat_map(programs).collect();
     assert!(
-        programs.iter().any(|p| p.page == Path::new("README.md") && p.source.contains("main(")),
+        programs
+            .iter()
+            .any(|p| p.page == Path::new("README.md") && p.source.contains("main(")),
         "README.md has no ```c program block with a main (its quick start)"
     );
     let Some(cc) = mpicc() else {
@@ -304,8 +383,16 @@ fn every_c_program_of_the_guide_compiles() {
     }
     let failures: Vec<String> = programs
         .iter()
-        .filter_map(|p| build_and_run(&cc, p, &out, lib.as_deref()).err().map(|e| format!("{}:{}: {e}", p.page.display(), p.line)))
+        .filter_map(|p| {
+            build_and_run(&cc, p, &out, lib.as_deref())
+                .err()
+                .map(|e| format!("{}:{}: {e}", p.page.display(), p.line))
+        })
         .collect();
-    assert!(failures.is_empty(), "C programs of the guide that fail with {cc}:\n{}", failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "C programs of the guide that fail with {cc}:\n{}",
+        failures.join("\n\n")
+    );
     println!("{} C programs compiled with {cc}", programs.len());
 }
