@@ -3,7 +3,8 @@
 //! `#anchor` a heading of that file (GitHub's slugs); every page of docs/ is
 //! listed in docs/README.md; every block fenced as ```` ```c program ````
 //! compiles with `$MPICC` against include/mpix_marshal.h, and one with a
-//! `main` is also linked against this build's library and run.
+//! `main` is also linked against this build's library and run (when
+//! `cargo build` has made the shared library: `cargo test` alone does not).
 //!
 //! `cargo test` runs this in every pass of scripts/test.sh, with `MPICC` set
 //! for that pass's MPI, so the guide's programs compile on each MPI of the
