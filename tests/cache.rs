@@ -112,7 +112,7 @@ fn unmarshal_name(rep: Representation, bytes: &[u8]) -> String {
 /// replays the plan cached on the type and asks MPI for neither. On Open
 /// MPI, whose get_contents returns fresh duplicates, a type with derived
 /// levels below its root has no plan to keep and every marshal traverses
-/// (README, "Repeated marshalling").
+/// (docs/archiving.md, "Repeated marshalling").
 #[test]
 fn a_repeated_marshal_skips_the_traversal() {
     init();

@@ -13,8 +13,8 @@
 //!   doubles between two MPIs, which pack their padding differently:
 //!   there the geometry only);
 //! - the rebuilt constructor tree, names included, is the writer's, or it
-//!   differs for a reason the library documents (README, "What comes
-//!   back"), which the test names: an extent correction (a RESIZED level
+//!   differs for a reason the library documents (docs/archiving.md, "What
+//!   comes back"), which the test names: an extent correction (a RESIZED level
 //!   restoring bounds this MPI pads otherwise), LB/UB markers rebuilt as
 //!   RESIZED, an MPI-1 combiner rebuilt by its modern form, a large-count
 //!   node rebuilt by a classic constructor;
@@ -112,7 +112,7 @@ fn shallow(n: &Node) -> Node {
 /// what legitimately differs: recorded bounds (the reader restores them),
 /// and the correction levels the reader adds to restore them, which
 /// `corrected` counts. Open MPI's `MPI_Type_get_contents` returns fresh
-/// duplicates below the root, which lose the correction mark (README), so
+/// duplicates below the root, which lose the correction mark (docs/archiving.md), so
 /// there an unmarked RESIZED level around a level equal to the written one
 /// is taken as a correction too.
 fn same_tree(written: &Node, rebuilt: &Node, corrected: &mut usize) -> bool {

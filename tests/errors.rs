@@ -5,7 +5,7 @@
 //! that very code), that it was raised on MPI_COMM_SELF's error handler,
 //! and that the outputs were left untouched.
 //!
-//! Kinds (README, "Errors"): UNKNOWN_REPRESENTATION, BUFFER_TOO_SMALL,
+//! Kinds (docs/errors.md): UNKNOWN_REPRESENTATION, BUFFER_TOO_SMALL,
 //! CORRUPT, UNSUPPORTED, INVALID_ARGUMENT, ATTRIBUTE; an MPI call's own
 //! error passes through with kind NONE (provoked by injecting failures
 //! through the profiling interface, tests/pmpi). INTERNAL (a caught panic)
@@ -1469,7 +1469,7 @@ fn field(line: &str, key: &str) -> i64 {
         .unwrap_or_else(|| panic!("no {key} in {line:?}"))
 }
 
-/// Before MPI_Init: an error, *size untouched. README: the kind is
+/// Before MPI_Init: an error, *size untouched. docs/errors.md: the kind is
 /// INVALID_ARGUMENT; without MPI no class can be registered, so the code is
 /// MPI_ERR_OTHER (kind NONE). Once MPI is initialized, errors get their
 /// kinds.

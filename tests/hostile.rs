@@ -314,7 +314,7 @@ fn nesting_past_the_limit_is_refused_without_overflow() {
     init();
     // Reading and rebuilding recurse once per level: under 1 MiB of
     // stack at the depth limit in an optimized build, up to 4 MiB in an
-    // unoptimized one (README, "Limits"). The test runs on such a stack.
+    // unoptimized one (docs/limits.md). The test runs on such a stack.
     let stack = if cfg!(debug_assertions) {
         4 << 20
     } else {

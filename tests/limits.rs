@@ -489,7 +489,7 @@ fn a_million_nesting_levels_are_refused_on_the_default_stack() {
 /// (a) The limit is exact: MAX_DEPTH levels (root at depth 0, the innermost
 /// NAMED at depth MAX_DEPTH - 1) parse; one more is refused. Parsing alone
 /// fits the default stack (rebuilding at the limit needs more in a debug
-/// build: README, "Limits").
+/// build: docs/limits.md).
 #[test]
 fn the_depth_limit_is_exact() {
     init();

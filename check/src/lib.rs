@@ -8,7 +8,7 @@
 //! signature hashes of mpix-marshal, O(1) per call once a type's hash is
 //! cached on it). When ranks disagree, it fetches the other rank's type,
 //! marshalled, and reports the first differing element and where it sits
-//! in each type's tree. See the README's "mpix-check" section.
+//! in each type's tree. See docs/mpix-check.md.
 //!
 //! * `digest`: the fast path's one reduction per call (pure),
 //! * `record`: the record each rank contributes on the slow path and its

@@ -226,9 +226,10 @@ pub fn check_decoded(tree: &Node) -> (Option<Vec<u8>>, bool) {
     (Some(ext), valid.is_ok())
 }
 
-/// The tree a rebuilt type shows when marshalled again, as far as the
-/// README says what it is: attributes whose names `keep` refuses are
-/// skipped (spec/external.md §5.5), and the tree is in `local_form`.
+/// The tree a rebuilt type shows when marshalled again, as far as
+/// docs/archiving.md ("What comes back") says what it is: attributes whose
+/// names `keep` refuses are skipped (spec/external.md §5.5), and the tree
+/// is in `local_form`.
 /// None when a struct has MPI_LB/MPI_UB members on an MPI without them:
 /// its rebuilt form (a resized struct) is the library's choice.
 pub fn as_rebuilt(tree: &Node, keep: &dyn Fn(&[u8]) -> bool) -> Option<Node> {

@@ -1,5 +1,5 @@
 /* A keyval freed with MPI_Type_free_keyval is forgotten by the library,
- * also when the program links the shared library (the README's way): the
+ * also when the program links the shared library (docs/install.md's way): the
  * library's MPI_Type_free_keyval wrapper must be the one the program calls.
  * MPICH hands a freed keyval's number to the next MPI_Type_create_keyval;
  * if the old registration survived, marshalling a type carrying the new
