@@ -41,7 +41,10 @@ fn declared() -> Vec<String> {
         .filter(|l| l.ends_with(");") && !l.starts_with(' '))
         .filter_map(|l| {
             let head = l.split_once(")(").map_or(l, |(h, _)| h);
-            let head = head.split('(').find(|p| p.contains("MPIX_")).unwrap_or(head);
+            let head = head
+                .split('(')
+                .find(|p| p.contains("MPIX_"))
+                .unwrap_or(head);
             let name = head.rsplit([' ', '*', '(']).next()?;
             name.starts_with("MPIX_").then(|| name.to_string())
         })
@@ -55,8 +58,14 @@ fn every_function_and_callback_of_the_header_has_its_page() {
     let out = generate("section3");
     for name in declared() {
         let page = read(out.join(format!("man3/{name}.3")));
-        assert!(page.contains(&format!(".SH NAME\n{name} \\- ")), "{name}: {page}");
-        assert!(page.contains(&format!("\\fB{name}\\fR")), "{name}: no prototype");
+        assert!(
+            page.contains(&format!(".SH NAME\n{name} \\- ")),
+            "{name}: {page}"
+        );
+        assert!(
+            page.contains(&format!("\\fB{name}\\fR")),
+            "{name}: no prototype"
+        );
         assert!(page.contains(".SH DESCRIPTION\n"), "{name}");
         assert!(page.contains(".BR mpix\\-marshal (7)"), "{name}");
     }
@@ -67,16 +76,30 @@ fn a_page_says_what_the_header_says() {
     let out = generate("marshal");
     let page = read(out.join("man3/MPIX_Type_marshal.3"));
     assert!(
-        page.contains("int \\fBMPIX_Type_marshal\\fR(const char *\\fItyperep\\fR, MPI_Datatype \\fItype\\fR,"),
+        page.contains(
+            "int \\fBMPIX_Type_marshal\\fR(const char *\\fItyperep\\fR, MPI_Datatype \\fItype\\fR,"
+        ),
         "{page}"
     );
-    assert!(page.contains("written, \\fI*num_written\\fR is set to 0"), "{page}");
-    assert!(page.contains(".SH SAFETY\n\\fItyperep\\fR is a NUL\\-terminated"), "{page}");
+    assert!(
+        page.contains("written, \\fI*num_written\\fR is set to 0"),
+        "{page}"
+    );
+    assert!(
+        page.contains(".SH SAFETY\n\\fItyperep\\fR is a NUL\\-terminated"),
+        "{page}"
+    );
     assert!(page.contains(".BR MPIX_Type_unmarshal (3)"), "{page}");
     let hash = read(out.join("man3/MPIX_Type_signature_hash.3"));
-    assert!(hash.contains(".SH CONSTANTS\n.TP\n\\fBMPIX_HASH_GROPP\\fR = 1\n"), "{hash}");
+    assert!(
+        hash.contains(".SH CONSTANTS\n.TP\n\\fBMPIX_HASH_GROPP\\fR = 1\n"),
+        "{hash}"
+    );
     let kind = read(out.join("man3/MPIX_Type_marshal_error_kind.3"));
-    assert!(kind.contains("\\fBMPIX_MARSHAL_ERR_EXCHANGE\\fR = 8"), "{kind}");
+    assert!(
+        kind.contains("\\fBMPIX_MARSHAL_ERR_EXCHANGE\\fR = 8"),
+        "{kind}"
+    );
 }
 
 #[test]
@@ -88,16 +111,26 @@ fn every_subcommand_has_a_page_with_its_examples() {
             sub => format!("mpix-marshal-{sub}.1"),
         };
         let page = read(out.join("man1").join(&file));
-        assert!(page.contains(".SH SYNOPSIS\n") && page.contains(".SH EXAMPLES\n"), "{file}");
+        assert!(
+            page.contains(".SH SYNOPSIS\n") && page.contains(".SH EXAMPLES\n"),
+            "{file}"
+        );
         assert!(!list.is_empty(), "{command} has no example");
         for e in *list {
-            assert!(page.contains(&e.line.replace('-', "\\-")), "{file}: no {:?}", e.line);
+            assert!(
+                page.contains(&e.line.replace('-', "\\-")),
+                "{file}: no {:?}",
+                e.line
+            );
         }
     }
     let root = read(out.join("man1/mpix-marshal.1"));
     for sub in ["dump", "diff", "check", "convert", "hash", "draw"] {
         assert!(!examples(sub).is_empty(), "{sub}");
-        assert!(root.contains(&format!("mpix\\-marshal\\-{sub}")), "{sub} not in {root}");
+        assert!(
+            root.contains(&format!("mpix\\-marshal\\-{sub}")),
+            "{sub} not in {root}"
+        );
     }
 }
 
@@ -110,12 +143,21 @@ fn the_hand_written_pages_are_filled_in_and_the_overview_lists_every_page() {
         assert!(!page.contains('@'), "a placeholder is left: {page}");
         assert!(page.contains(&format!("mpix-marshal {}", env!("CARGO_PKG_VERSION"))));
     }
-    let see_also = overview.split(".SH SEE ALSO\n").nth(1).expect("no SEE ALSO");
+    let see_also = overview
+        .split(".SH SEE ALSO\n")
+        .nth(1)
+        .expect("no SEE ALSO");
     for name in declared() {
-        assert!(see_also.contains(&format!(".BR {name} (3)")), "{name} not listed");
+        assert!(
+            see_also.contains(&format!(".BR {name} (3)")),
+            "{name} not listed"
+        );
     }
     assert!(see_also.contains(".BR mpix\\-check (1)"), "{see_also}");
-    assert!(see_also.contains(".BR mpix\\-marshal\\-draw (1)"), "{see_also}");
+    assert!(
+        see_also.contains(".BR mpix\\-marshal\\-draw (1)"),
+        "{see_also}"
+    );
 }
 
 #[test]

@@ -109,7 +109,13 @@ fn declaration(text: &str, line: usize, doc: Vec<String>) -> Result<Item, Header
     };
     if let Some(rest) = text.strip_prefix("#define ") {
         let (name, value) = rest.split_once(' ').ok_or_else(bad)?;
-        return Ok(item(name, Kind::Constant { value: value.trim().into() }, None));
+        return Ok(item(
+            name,
+            Kind::Constant {
+                value: value.trim().into(),
+            },
+            None,
+        ));
     }
     if let Some(rest) = text.strip_prefix("typedef enum ") {
         let name = rest.trim_end_matches('{').trim();
@@ -136,7 +142,11 @@ fn declaration(text: &str, line: usize, doc: Vec<String>) -> Result<Item, Header
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(bad());
     }
-    Ok(item(name, Kind::Function, Some(prototype(before, "(", params))))
+    Ok(item(
+        name,
+        Kind::Function,
+        Some(prototype(before, "(", params)),
+    ))
 }
 
 fn prototype(before: &str, open: &str, params: &str) -> Prototype {
@@ -185,7 +195,10 @@ int MPIX_f(const char *typerep, MPI_Datatype *type);
     fn every_kind_of_declaration_is_read() {
         let items = parse(HEADER).unwrap();
         let names: Vec<_> = items.iter().map(|i| i.name.as_str()).collect();
-        assert_eq!(names, ["MPIX_A", "MPIX_K", "MPIX_K_ONE", "MPIX_cb", "MPIX_f"]);
+        assert_eq!(
+            names,
+            ["MPIX_A", "MPIX_K", "MPIX_K_ONE", "MPIX_cb", "MPIX_f"]
+        );
         assert_eq!(items[0].doc, ["Two lines", "of doc."]);
         assert_eq!(items[0].kind, Kind::Constant { value: "1".into() });
         assert_eq!(items[2].kind, Kind::Constant { value: "1".into() });
@@ -204,8 +217,17 @@ int MPIX_f(const char *typerep, MPI_Datatype *type);
     #[test]
     fn a_declaration_it_cannot_read_is_an_error_with_its_line() {
         let err = parse("/*\n x\n */\nstruct S;\n").unwrap_err();
-        assert!(matches!(err, HeaderError::Declaration { line: 4, .. }), "{err}");
-        assert!(matches!(parse("/*\n x\n"), Err(HeaderError::Unterminated { line: 1 })));
-        assert!(matches!(parse("/*\n x\n */\n"), Err(HeaderError::Dangling { line: 1 })));
+        assert!(
+            matches!(err, HeaderError::Declaration { line: 4, .. }),
+            "{err}"
+        );
+        assert!(matches!(
+            parse("/*\n x\n"),
+            Err(HeaderError::Unterminated { line: 1 })
+        ));
+        assert!(matches!(
+            parse("/*\n x\n */\n"),
+            Err(HeaderError::Dangling { line: 1 })
+        ));
     }
 }

@@ -78,7 +78,11 @@ fn run(args: &Args) -> Result<usize, ManError> {
     })?;
     let date = roff::date();
     let mut pages: Vec<(String, String)> = Vec::new(); // (file, text)
-    pages.extend(items.iter().filter_map(|i| section3::page(i, &items, &date, VERSION)));
+    pages.extend(
+        items
+            .iter()
+            .filter_map(|i| section3::page(i, &items, &date, VERSION)),
+    );
     pages.extend(section1::pages(&date, VERSION).map_err(io(&args.out))?);
     for (file, text) in hand_written(&args.pages)? {
         let text = text.replace("@DATE@", &date).replace("@VERSION@", VERSION);
@@ -111,7 +115,11 @@ fn hand_written(dir: &Path) -> Result<Vec<(String, String)>, ManError> {
     let mut pages = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io(dir))? {
         let path = entry.map_err(io(dir))?.path();
-        let file = path.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let file = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         if section_of(&file).is_none() {
             return Err(ManError::PageName { path });
         }

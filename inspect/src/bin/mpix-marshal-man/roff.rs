@@ -119,7 +119,13 @@ mod tests {
 
     #[test]
     fn paragraph_sets_code_spans_in_their_fonts() {
-        let font = |s: &str| if s == "type" { Font::Italic } else { Font::Bold };
+        let font = |s: &str| {
+            if s == "type" {
+                Font::Italic
+            } else {
+                Font::Bold
+            }
+        };
         let got = paragraph(&["Frees `type` with `MPI_Type_free`."], &font);
         assert_eq!(got, "Frees \\fItype\\fR with \\fBMPI_Type_free\\fR.\n");
         let got = paragraph(&["`.x` first", ".y", "'z"], &font);

@@ -20,12 +20,18 @@ pub fn pages(date: &str, version: &str) -> std::io::Result<Vec<(String, String)>
         .collect();
     let page_of = |s: &clap::Command| s.get_display_name().unwrap_or(s.get_name()).to_string();
     let mut pages = Vec::new();
-    let sub_pages: Vec<(String, String)> = subcommands.iter().map(|s| (page_of(s), "1".to_string())).collect();
+    let sub_pages: Vec<(String, String)> = subcommands
+        .iter()
+        .map(|s| (page_of(s), "1".to_string()))
+        .collect();
     let mut root_see = sub_pages.clone();
     root_see.push(("mpix-marshal".into(), "7".into()));
     pages.push(page(&root, "mpix-marshal", date, version, &root_see)?);
     for sub in &subcommands {
-        let see = [("mpix-marshal".to_string(), "1".to_string()), ("mpix-marshal".into(), "7".into())];
+        let see = [
+            ("mpix-marshal".to_string(), "1".to_string()),
+            ("mpix-marshal".into(), "7".into()),
+        ];
         pages.push(page(sub, sub.get_name(), date, version, &see)?);
     }
     Ok(pages)
@@ -44,7 +50,10 @@ fn page(
     let name = cmd.get_display_name().unwrap_or(cmd.get_name()).to_string();
     let mut cmd = cmd.clone();
     if let Some(about) = cmd.get_about().map(|a| a.to_string()) {
-        let about = about.strip_prefix(&format!("{name}: ")).unwrap_or(&about).to_string();
+        let about = about
+            .strip_prefix(&format!("{name}: "))
+            .unwrap_or(&about)
+            .to_string();
         cmd = cmd.about(about);
     }
     let man = Man::new(cmd.clone())
@@ -80,7 +89,11 @@ fn tidy(text: &str) -> String {
 fn examples_section(command: &str) -> String {
     let mut out = String::from(".SH EXAMPLES\n");
     for e in examples(command) {
-        out += &format!(".TP\n.B {}\n{}\n", roff::escape(e.line), roff::escape(e.does));
+        out += &format!(
+            ".TP\n.B {}\n{}\n",
+            roff::escape(e.line),
+            roff::escape(e.does)
+        );
     }
     out
 }

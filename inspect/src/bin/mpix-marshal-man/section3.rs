@@ -20,7 +20,7 @@ pub fn page(item: &Item, all: &[Item], date: &str, version: &str) -> Option<(Str
         }
     };
     let (description, headed) = split_sections(&item.doc);
-    let mut out = roff::title(&item.name, "3", date, version, "Library Functions Manual");
+    let mut out = roff::title(&item.name, "3", date, version, manual(&item.name));
     out += &format!(
         ".SH NAME\n{} \\- {}\n",
         roff::escape(&item.name),
@@ -41,6 +41,17 @@ pub fn page(item: &Item, all: &[Item], date: &str, version: &str) -> Option<(Str
     }
     out += &roff::see_also(&see_also(item, all));
     Some((format!("{}.3", item.name), out))
+}
+
+/// The manual's name for the header line, which holds NAME(3) twice and
+/// it in 80 columns: none when a long name leaves no room.
+fn manual(name: &str) -> &'static str {
+    const MANUAL: &str = "Library Functions Manual";
+    if 2 * (name.len() + 3) + MANUAL.len() + 4 <= 80 {
+        MANUAL
+    } else {
+        ""
+    }
 }
 
 const RETURN_VALUE: &str = ".SH RETURN VALUE\n\\fBMPI_SUCCESS\\fR, or an MPI error code: one of \
@@ -168,7 +179,11 @@ fn constants(item: &Item, all: &[Item]) -> String {
         let Kind::Constant { value } = &c.kind else {
             continue;
         };
-        out += &format!(".TP\n\\fB{}\\fR = {}\n", roff::escape(&c.name), roff::escape(value));
+        out += &format!(
+            ".TP\n\\fB{}\\fR = {}\n",
+            roff::escape(&c.name),
+            roff::escape(value)
+        );
         let lines: Vec<&str> = c.doc.iter().map(String::as_str).collect();
         out += &roff::paragraph(&lines, &|_| Font::Bold);
     }
@@ -225,12 +240,18 @@ mod tests {
             params: vec!["MPIX_Type_marshal_attr_size_function marshal_size_fn".into(); 3],
         };
         let text = synopsis("MPIX_Type_register_marshaled_keyval", &proto);
-        let plain = text.replace("\\fB", "").replace("\\fI", "").replace("\\fR", "");
+        let plain = text
+            .replace("\\fB", "")
+            .replace("\\fI", "")
+            .replace("\\fR", "");
         for line in plain.lines() {
             assert!(line.len() <= SYNOPSIS_WIDTH, "{line:?} ({})", line.len());
         }
         assert_eq!(plain.lines().count(), 4, "{plain}");
-        assert!(plain.starts_with("int MPIX_Type_register_marshaled_keyval(\n        MPIX_"), "{plain}");
+        assert!(
+            plain.starts_with("int MPIX_Type_register_marshaled_keyval(\n        MPIX_"),
+            "{plain}"
+        );
         assert!(plain.ends_with("marshal_size_fn);\n"), "{plain}");
     }
 
@@ -242,7 +263,10 @@ mod tests {
             params: vec!["int keyval".into(), "MPI_Datatype *type".into()],
         };
         let text = synopsis("MPIX_f", &proto);
-        assert_eq!(text, "int \\fBMPIX_f\\fR(int \\fIkeyval\\fR, MPI_Datatype *\\fItype\\fR);\n");
+        assert_eq!(
+            text,
+            "int \\fBMPIX_f\\fR(int \\fIkeyval\\fR, MPI_Datatype *\\fItype\\fR);\n"
+        );
     }
 
     #[test]
@@ -255,12 +279,30 @@ mod tests {
         let all = parse(header).unwrap();
         let (file, text) = page(&all[1], &all, "2026-01-02", "9.9").unwrap();
         assert_eq!(file, "MPIX_f.3");
-        assert!(text.starts_with(".TH \"MPIX_f\" \"3\" \"2026-01-02\" \"mpix-marshal 9.9\""), "{text}");
-        assert!(text.contains(".SH NAME\nMPIX_f \\- Hashes type with kind, an MPIX_H_* constant\n"), "{text}");
-        assert!(text.contains("Hashes \\fItype\\fR with \\fIkind\\fR"), "{text}");
-        assert!(text.contains(".SH SAFETY\n\\fIhash\\fR is writable.\n"), "{text}");
-        assert!(text.contains(".SH CONSTANTS\n.TP\n\\fBMPIX_H_ONE\\fR = 1\nHash family one.\n"), "{text}");
+        assert!(
+            text.starts_with(".TH \"MPIX_f\" \"3\" \"2026-01-02\" \"mpix-marshal 9.9\""),
+            "{text}"
+        );
+        assert!(
+            text.contains(".SH NAME\nMPIX_f \\- Hashes type with kind, an MPIX_H_* constant\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Hashes \\fItype\\fR with \\fIkind\\fR"),
+            "{text}"
+        );
+        assert!(
+            text.contains(".SH SAFETY\n\\fIhash\\fR is writable.\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(".SH CONSTANTS\n.TP\n\\fBMPIX_H_ONE\\fR = 1\nHash family one.\n"),
+            "{text}"
+        );
         assert!(text.contains(".SH RETURN VALUE\n"), "{text}");
-        assert!(text.contains(".SH SEE ALSO\n.BR MPIX_g (3),\n.BR mpix\\-marshal (7)\n"), "{text}");
+        assert!(
+            text.contains(".SH SEE ALSO\n.BR MPIX_g (3),\n.BR mpix\\-marshal (7)\n"),
+            "{text}"
+        );
     }
 }
