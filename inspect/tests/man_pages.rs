@@ -173,3 +173,38 @@ fn help_prints_the_examples_the_pages_have() {
         assert!(help.contains(e.line) && help.contains(e.does), "{help}");
     }
 }
+
+#[test]
+fn every_reference_to_a_page_names_one_that_is_written() {
+    let out = generate("references");
+    let mut checked = 0;
+    for section in ["1", "3", "7"] {
+        let dir = out.join(format!("man{section}"));
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            for line in read(path.clone()).lines() {
+                // ".BR name (N)" with an optional punctuation mark after.
+                let mut words = line.split_whitespace();
+                let (Some(".BR"), Some(name), Some(to)) =
+                    (words.next(), words.next(), words.next())
+                else {
+                    continue;
+                };
+                let Some(to) = to.trim_end_matches([',', '.', ':', ';']).strip_prefix('(') else {
+                    continue;
+                };
+                let Some(to) = to.strip_suffix(')').filter(|s| s.len() == 1) else {
+                    continue;
+                };
+                let target = format!("man{to}/{}.{to}", name.replace("\\-", "-"));
+                assert!(
+                    out.join(&target).exists(),
+                    "{}: {line}: no {target}",
+                    path.display()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} references found");
+}
