@@ -20,11 +20,10 @@ pub fn pages(date: &str, version: &str) -> std::io::Result<Vec<(String, String)>
         .collect();
     let page_of = |s: &clap::Command| s.get_display_name().unwrap_or(s.get_name()).to_string();
     let mut pages = Vec::new();
-    let sub_pages: Vec<(String, String)> = subcommands
+    let mut root_see: Vec<(String, String)> = subcommands
         .iter()
         .map(|s| (page_of(s), "1".to_string()))
         .collect();
-    let mut root_see = sub_pages.clone();
     root_see.push(("mpix-marshal".into(), "7".into()));
     pages.push(page(&root, "mpix-marshal", date, version, &root_see)?);
     for sub in &subcommands {
@@ -37,7 +36,7 @@ pub fn pages(date: &str, version: &str) -> std::io::Result<Vec<(String, String)>
     Ok(pages)
 }
 
-/// One page: clap_mangen's sections, then EXAMPLES, EXIT STATUS and SEE ALSO.
+/// One page: clap_mangen's sections, then EXAMPLES and SEE ALSO.
 fn page(
     cmd: &clap::Command,
     examples_of: &str,
