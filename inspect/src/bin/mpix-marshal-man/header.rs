@@ -108,7 +108,8 @@ fn declaration(text: &str, line: usize, doc: Vec<String>) -> Result<Item, Header
         prototype,
     };
     if let Some(rest) = text.strip_prefix("#define ") {
-        let (name, value) = rest.split_once(' ').ok_or_else(bad)?;
+        // A macro may have no value (a feature flag).
+        let (name, value) = rest.split_once(' ').unwrap_or((rest, ""));
         return Ok(item(
             name,
             Kind::Constant {
@@ -216,6 +217,8 @@ int MPIX_f(const char *typerep, MPI_Datatype *type);
 
     #[test]
     fn a_declaration_it_cannot_read_is_an_error_with_its_line() {
+        let flag = parse("/*\n A flag.\n */\n#define MPIX_HAS_X\n").unwrap();
+        assert_eq!(flag[0].kind, Kind::Constant { value: "".into() });
         let err = parse("/*\n x\n */\nstruct S;\n").unwrap_err();
         assert!(
             matches!(err, HeaderError::Declaration { line: 4, .. }),

@@ -179,11 +179,11 @@ fn constants(item: &Item, all: &[Item]) -> String {
         let Kind::Constant { value } = &c.kind else {
             continue;
         };
-        out += &format!(
-            ".TP\n\\fB{}\\fR = {}\n",
-            roff::escape(&c.name),
-            roff::escape(value)
-        );
+        let value = match value.as_str() {
+            "" => String::new(),
+            v => format!(" = {}", roff::escape(v)),
+        };
+        out += &format!(".TP\n\\fB{}\\fR{value}\n", roff::escape(&c.name));
         let lines: Vec<&str> = c.doc.iter().map(String::as_str).collect();
         out += &roff::paragraph(&lines, &|_| Font::Bold);
     }
