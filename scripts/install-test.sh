@@ -4,9 +4,10 @@
 # builds the demo four ways (mpicc + pkg-config; CMake with
 # find_package(MpixMarshal); plain -I/-L; the static library) and runs each
 # (archive with one process, rebuild and communicate with two), and checks
-# the installed files: the soname, the .so symlinks, the command and its man
-# page. Uses $MPICC (default mpicc.mpich), $MPIEXEC (default mpiexec.mpich),
-# $MPIEXEC_ARGS and $CARGO_TARGET_DIR, as scripts/c-tests.sh does.
+# the installed files: the soname, the .so symlinks, the command and the
+# man pages (opened with man -M). Uses $MPICC (default mpicc.mpich),
+# $MPIEXEC (default mpiexec.mpich), $MPIEXEC_ARGS and $CARGO_TARGET_DIR, as
+# scripts/c-tests.sh does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -31,19 +32,26 @@ soname=$(readelf -d "$lib/libmpix_marshal.so.$version" | sed -n 's/.*SONAME.*\[\
 [ "$soname" = "libmpix_marshal.so.0" ] || fail "soname is '$soname'"
 # The checker (check/) is built on mpi-sys: not in the abi build
 # (scripts/mpi-env.sh abi), which builds the library and the command only.
-checker="lib/libmpix_check.so bin/mpix-check"
+checker="lib/libmpix_check.so bin/mpix-check share/man/man1/mpix-check.1"
 [ "${MPIX_MPI:-}" = abi ] && checker=
 for f in lib/libmpix_marshal.a include/mpix_marshal.h bin/mpix-marshal lib/pkgconfig/mpix-marshal.pc \
-    lib/cmake/MpixMarshal/MpixMarshalConfig.cmake share/man/man1/mpix-marshal.1 share/doc/mpix-marshal/help.txt \
-    $checker; do
+    lib/cmake/MpixMarshal/MpixMarshalConfig.cmake share/man/man1/mpix-marshal.1 share/man/man3/MPIX_Type_marshal.3 \
+    share/man/man7/mpix-marshal.7 $checker; do
     [ -f "$prefix/$f" ] || fail "$f is not installed"
 done
-grep -q "mpix-marshal draw" "$prefix/share/doc/mpix-marshal/help.txt" || fail "help.txt lacks draw's help"
-if command -v man >/dev/null; then
-    page=$(MANWIDTH=100 man -l "$prefix/share/man/man1/mpix-marshal.1" 2>/dev/null)
-    grep -q "Inspect archived MPI datatypes: the streams MPIX_Type_marshal writes" <<< "$page" \
-        || fail "the man page does not render"
-fi
+# The man pages open by name from the prefix (man-db: Debian package man-db).
+command -v man >/dev/null || fail "no man command: install the Debian package man-db"
+open_page() { # section, name, text of its NAME line
+    local page
+    page=$(MANWIDTH=80 man -M "$prefix/share/man" -P cat "$1" "$2" 2>&1) || fail "man $1 $2: $page"
+    page=$(tr -s ' ' <<<"$page") # justified lines have runs of spaces
+    grep -q -- "$3" <<<"$page" || fail "man $1 $2 lacks '$3': $page"
+}
+open_page 3 MPIX_Type_marshal "MPIX_Type_marshal - Marshals type into outbuf"
+open_page 1 mpix-marshal "mpix-marshal - inspect, check, compare, convert and draw"
+open_page 1 mpix-marshal-draw "EXAMPLES"
+[ -z "$checker" ] || open_page 1 mpix-check "mpix-check - run an MPI job with the collective checker preloaded"
+open_page 7 mpix-marshal "mpix-marshal - marshal and unmarshal MPI datatypes"
 echo "install-test: installed files, soname $soname: ok"
 
 # A fresh directory: the demo's source and nothing of the repository.

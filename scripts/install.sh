@@ -9,7 +9,7 @@
 #   PREFIX/bin/mpix-check                        its launcher: mpix-check mpiexec -n 4 ./app
 #   PREFIX/lib/pkgconfig/mpix-marshal.pc        pkg-config --cflags --libs mpix-marshal
 #   PREFIX/lib/cmake/MpixMarshal/               find_package(MpixMarshal): MpixMarshal::mpix_marshal
-#   PREFIX/share/man/man1/mpix-marshal.1        and share/doc/mpix-marshal/help.txt (every --help)
+#   PREFIX/share/man/man1, man3, man7            man pages: mpix-marshal(7), mpix-marshal(1), MPIX_Type_marshal(3)...
 #
 # The library is built against one MPI, the one $MPICC wraps (default
 # mpicc.mpich when it exists, else mpicc). For Open MPI:
@@ -56,8 +56,7 @@ fi
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 lib=$prefix/lib
-install -d "$lib" "$prefix/include" "$prefix/bin" "$lib/pkgconfig" "$lib/cmake/MpixMarshal" \
-    "$prefix/share/man/man1" "$prefix/share/doc/mpix-marshal"
+install -d "$lib" "$prefix/include" "$prefix/bin" "$lib/pkgconfig" "$lib/cmake/MpixMarshal"
 install -m 755 "$rel/libmpix_marshal.so" "$lib/libmpix_marshal.so.$version"
 ln -sf "libmpix_marshal.so.$version" "$lib/libmpix_marshal.so.$major"
 ln -sf "libmpix_marshal.so.$major" "$lib/libmpix_marshal.so"
@@ -80,21 +79,8 @@ sed -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" -e "s|@MPI@|$mpi|g" \
 sed -e "s|@VERSION@|$version|g" \
     scripts/install/MpixMarshalConfigVersion.cmake.in > "$lib/cmake/MpixMarshal/MpixMarshalConfigVersion.cmake"
 
-# Help: every subcommand's --help, as a text file and as a man page.
-help=$prefix/share/doc/mpix-marshal/help.txt
-{
-    "$rel/mpix-marshal" --help
-    for sub in dump diff check convert hash draw; do
-        printf '\n'
-        "$rel/mpix-marshal" "$sub" --help
-    done
-} > "$help"
-{
-    printf '.TH MPIX-MARSHAL 1 "" "mpix-marshal %s" "User Commands"\n' "$version"
-    printf '.SH NAME\nmpix-marshal \\- inspect archived MPI datatypes (MPIX_Type_marshal streams)\n'
-    printf '.SH DESCRIPTION\n.nf\n'
-    sed -e 's/\\/\\\\/g' -e 's/^\./\\\&./' "$help"
-    printf '.fi\n.SH BUILT FOR\n%s (%s)\n' "$mpi" "$MPICC"
-} > "$prefix/share/man/man1/mpix-marshal.1"
+# Man pages, each made from its one source (inspect/src/bin/mpix-marshal-man).
+"$rel/mpix-marshal-man" --header include/mpix_marshal.h --pages man --out "$prefix/share/man" >/dev/null
+[ -f "$rel/libmpix_check.so" ] || rm -f "$prefix/share/man/man1/mpix-check.1" # no checker, no page
 
 echo "installed mpix-marshal $version for $mpi under $prefix"

@@ -66,6 +66,7 @@ pass() { # mpi
     suite "$l: C and mpiexec tests" in_mpi "$mpi" 'scripts/c-tests.sh "$CARGO_TARGET_DIR"'
     suite "$l: C tests under ASan/UBSan/LSan and valgrind" in_mpi "$mpi" 'scripts/sanitize.sh "$CARGO_TARGET_DIR"'
     suite "$l: install, build the demo three ways, run it" in_mpi "$mpi" 'scripts/install-test.sh'
+    suite "$l: man pages (mandoc -T lint, 80 columns)" in_mpi "$mpi" 'cargo build -q $features && scripts/man-lint.sh "$CARGO_TARGET_DIR"'
     # The checker (check/) is built on mpi-sys, which the abi build replaces.
     if [ "$mpi" != abi ]; then
         suite "$l: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \

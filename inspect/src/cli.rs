@@ -11,6 +11,7 @@ use std::path::PathBuf;
 /// word. MPI is initialised as a singleton: no mpiexec is needed.
 #[derive(Debug, Parser)]
 #[command(name = "mpix-marshal", version, about, long_about)]
+#[command(after_long_help = examples_help("mpix-marshal"))]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -20,19 +21,25 @@ pub struct Cli {
 pub enum Command {
     /// Print the constructor tree with every argument, name and attribute,
     /// and per level the size, bounds, element count and signature hash.
+    #[command(after_long_help = examples_help("dump"))]
     Dump(DumpArgs),
     /// Compare two archived types at one of five levels, explaining the
     /// first difference. Exit status: 0 equal, 1 different, 2 error.
+    #[command(after_long_help = examples_help("diff"))]
     Diff(DiffArgs),
     /// Validate a stream. Exit status: 0 valid, 1 invalid (the message
     /// gives the byte offset and the item), 2 error (unreadable file).
+    #[command(after_long_help = examples_help("check"))]
     Check(CheckArgs),
     /// Rewrite a stream in another representation (the tree is unchanged).
+    #[command(after_long_help = examples_help("convert"))]
     Convert(ConvertArgs),
     /// Print the signature hash of the archived type, in one or every family.
+    #[command(after_long_help = examples_help("hash"))]
     Hash(HashArgs),
     /// Draw the typemap as an SVG picture: a ruler from lb to ub, each basic
     /// element a box coloured by its type, repetitions drawn compactly.
+    #[command(after_long_help = examples_help("draw"))]
     Draw(DrawArgs),
 }
 
@@ -165,4 +172,132 @@ pub struct DrawArgs {
     /// Width of the ruler in pixels.
     #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(200..=20000))]
     pub width: u32,
+}
+
+/// One example of a command line: the line and what it does.
+#[derive(Debug, Clone, Copy)]
+pub struct Example {
+    pub line: &'static str,
+    pub does: &'static str,
+}
+
+/// The examples of each (sub)command, by name ("mpix-marshal" for the
+/// command itself): the one source of `--help`'s and the man pages'.
+pub const EXAMPLES: &[(&str, &[Example])] = &[
+    (
+        "mpix-marshal",
+        &[
+            Example {
+                line: "mpix-marshal dump particles.mxdt",
+                does: "Print the tree of the type archived in particles.mxdt.",
+            },
+            Example {
+                line: "mpix-marshal help draw",
+                does: "The options of one subcommand.",
+            },
+        ],
+    ),
+    (
+        "dump",
+        &[
+            Example {
+                line: "mpix-marshal dump particles.mxdt",
+                does: "Print the constructor tree, level by level.",
+            },
+            Example {
+                line: "mpix-marshal dump --json particles.mxdt",
+                does: "The same as one JSON object, for tools.",
+            },
+            Example {
+                line: "mpix-marshal dump - < particles.mxdt",
+                does: "Read the stream from standard input.",
+            },
+        ],
+    ),
+    (
+        "diff",
+        &[
+            Example {
+                line: "mpix-marshal diff old.mxdt new.mxdt",
+                does: "Compare at every level and explain the first difference.",
+            },
+            Example {
+                line: "mpix-marshal diff --level signature old.mxdt new.mxdt",
+                does: "Only ask whether both move the same basic types.",
+            },
+            Example {
+                line: "mpix-marshal diff -q old.mxdt new.mxdt && echo same",
+                does: "Only the exit status tells.",
+            },
+        ],
+    ),
+    (
+        "check",
+        &[
+            Example {
+                line: "mpix-marshal check particles.mxdt",
+                does: "Validate the stream and rebuild the type with the local MPI.",
+            },
+            Example {
+                line: "mpix-marshal check --no-rebuild --from external blob.bin",
+                does: "Only read it, as an external stream whatever its magic word.",
+            },
+        ],
+    ),
+    (
+        "convert",
+        &[
+            Example {
+                line: "mpix-marshal convert --to compressed particles.mxdt particles.mxdz",
+                does: "Rewrite an external stream compressed.",
+            },
+            Example {
+                line: "mpix-marshal convert --to external particles.mxdi -",
+                does: "Write an internal stream as external, to standard output.",
+            },
+        ],
+    ),
+    (
+        "hash",
+        &[
+            Example {
+                line: "mpix-marshal hash particles.mxdt",
+                does: "The default signature hash (default64).",
+            },
+            Example {
+                line: "mpix-marshal hash --kind all particles.mxdt",
+                does: "The hash in every family, one per line.",
+            },
+        ],
+    ),
+    (
+        "draw",
+        &[
+            Example {
+                line: "mpix-marshal draw -o particles.svg particles.mxdt",
+                does: "Draw the typemap of one type.",
+            },
+            Example {
+                line: "mpix-marshal draw --width 1600 -o both.svg old.mxdt new.mxdt",
+                does: "Draw two types one above the other, on one byte scale.",
+            },
+        ],
+    ),
+];
+
+/// The examples of `command` (see `EXAMPLES`); none for an unknown name.
+pub fn examples(command: &str) -> &'static [Example] {
+    EXAMPLES
+        .iter()
+        .find(|(name, _)| *name == command)
+        .map_or(&[], |(_, list)| list)
+}
+
+/// The examples as `--help` prints them after the options.
+fn examples_help(command: &str) -> String {
+    let mut text = String::from("Examples:\n");
+    for e in examples(command) {
+        text += &format!("  {}\n      {}\n", e.line, e.does);
+    }
+    text
 }
