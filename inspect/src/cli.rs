@@ -93,9 +93,32 @@ pub struct DumpArgs {
     pub input: Input,
     #[command(flatten)]
     pub reading: Reading,
-    /// Print JSON (one object) for tools instead of text.
+    /// Print JSON (one object; with --data, an array of elements) for tools
+    /// instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Print the values of this data file, read through the archived type
+    /// element by element: copies of the type one extent apart from
+    /// --offset, as an MPI-IO file view with the type as filetype places
+    /// them. Each line: the element's path in the tree, its type, its value.
+    #[arg(long, value_name = "DATA")]
+    pub data: Option<PathBuf>,
+    /// With --data: the byte of the data file where copy 0 starts.
+    #[arg(long, value_name = "BYTES", default_value_t = 0, requires = "data")]
+    pub offset: u64,
+    /// With --data: print at most N elements.
+    #[arg(long, value_name = "N", requires = "data")]
+    pub count: Option<u64>,
+    /// With --data: the data representation of the file (MPI-IO's datarep):
+    /// this machine's own, or external32 (big-endian, the MPI standard's sizes).
+    #[arg(long, value_enum, default_value = "native", requires = "data")]
+    pub datarep: DatarepArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DatarepArg {
+    Native,
+    External32,
 }
 
 #[derive(Debug, Args)]

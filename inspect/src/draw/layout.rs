@@ -8,12 +8,18 @@ use crate::describe;
 use crate::mpi::{self, Extents};
 use mpix_marshal::{Distribution, Kind, Node, Order, Predefined, Representation};
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 /// A piece of typemap, its displacements relative to where it is placed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shape {
-    /// One basic element: its type's label and its size in bytes.
-    Elem { label: String, size: i64 },
+    /// One basic element: its type's label and its size in bytes, and the
+    /// predefined type it is (None for Fortran kinds and value-index types).
+    Elem {
+        label: String,
+        size: i64,
+        basic: Option<Predefined>,
+    },
     /// An explicit MPI_LB (false) or MPI_UB (true) marker.
     Marker { upper: bool },
     /// Pieces at byte offsets, in typemap order.
@@ -113,10 +119,34 @@ impl Shape {
                 stride,
                 body,
             } => match body.as_ref() {
-                Shape::Elem { label, size } if size == stride => Some((label, *size, *count)),
+                Shape::Elem { label, size, .. } if size == stride => Some((label, *size, *count)),
                 _ => None,
             },
             _ => None,
+        }
+    }
+
+    /// Calls `f` with each basic element (its displacement from `base` and
+    /// the element) in typemap order, until `f` breaks: never expands more
+    /// than it visits, so the first elements of 10^9 are quick.
+    pub fn for_each_elem<B>(
+        &self,
+        base: i64,
+        f: &mut dyn FnMut(i64, &Shape) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        match self {
+            Shape::Elem { .. } => f(base, self),
+            Shape::Marker { .. } => ControlFlow::Continue(()),
+            Shape::Seq(items) => items
+                .iter()
+                .try_for_each(|(at, x)| x.for_each_elem(base.saturating_add(*at), f)),
+            Shape::Repeat {
+                count,
+                stride,
+                body,
+            } => (0..*count).try_for_each(|i| {
+                body.for_each_elem(base.saturating_add(i.saturating_mul(*stride)), f)
+            }),
         }
     }
 
@@ -226,6 +256,7 @@ impl Builder {
             Kind::Named(p) => Shape::Elem {
                 label: p.mpi_name().to_string(),
                 size: self.extents(node)?.size,
+                basic: Some(*p),
             },
             Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => {
                 let args: Vec<String> = describe::arguments(&node.kind)
@@ -235,11 +266,13 @@ impl Builder {
                 Shape::Elem {
                     label: format!("{}({})", describe::title(node), args.join(", ")),
                     size: self.extents(node)?.size,
+                    basic: None,
                 }
             }
             Kind::ValueIndex { .. } => Shape::Elem {
                 label: describe::title(node).to_string(),
                 size: self.extents(node)?.size,
+                basic: None,
             },
             Kind::Dup(old) | Kind::Resized { old, .. } => self.shape(old)?,
             Kind::Contiguous { count, old } => self.block(*count, old)?,

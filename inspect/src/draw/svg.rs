@@ -74,7 +74,7 @@ impl Emit {
 
     fn shape(&mut self, s: &Shape, base: i64, row: usize) {
         match s {
-            Shape::Elem { label, size } => {
+            Shape::Elem { label, size, .. } => {
                 if self.take() {
                     self.items.push(Item::Box {
                         b0: base,
