@@ -188,4 +188,30 @@ pub struct DrawArgs {
     /// Width of the ruler in pixels.
     #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(200..=20000))]
     pub width: u32,
+    /// Draw only bytes LO to HI (HI excluded), e.g. "0:4096": the ruler
+    /// spans them, elements and repetitions outside are left out.
+    #[arg(long, value_name = "LO:HI", value_parser = parse_range, conflicts_with = "period")]
+    pub range: Option<(i64, i64)>,
+    /// Draw one period of the outermost repeated level (one copy of a
+    /// vector of 10^6 copies, one row of a block-cyclic darray), with the
+    /// level's name and repeat count in the subtitle.
+    #[arg(long)]
+    pub period: bool,
+}
+
+/// "LO:HI" with LO < HI, both byte displacements.
+fn parse_range(s: &str) -> Result<(i64, i64), String> {
+    let (lo, hi) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?} is not LO:HI"))?;
+    let num = |v: &str| {
+        v.trim()
+            .parse::<i64>()
+            .map_err(|e| format!("{v:?} in {s:?}: {e}"))
+    };
+    let (lo, hi) = (num(lo)?, num(hi)?);
+    if lo >= hi {
+        return Err(format!("the range {s:?} is empty: LO must be less than HI"));
+    }
+    Ok((lo, hi))
 }

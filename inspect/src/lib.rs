@@ -140,7 +140,12 @@ pub fn run(command: Command) -> Result<u8> {
                 .iter()
                 .map(|f| input::open(f, a.reading.from))
                 .collect::<Result<Vec<_>>>()?;
-            let svg = draw::svg(&streams, a.width)?;
+            let view = match (a.range, a.period) {
+                (Some((lo, hi)), _) => draw::View::Range(lo, hi),
+                (None, true) => draw::View::Period,
+                (None, false) => draw::View::Whole,
+            };
+            let svg = draw::svg(&streams, a.width, view)?;
             convert::write_out(&a.output, svg.as_bytes())?;
             Ok(SAME)
         }

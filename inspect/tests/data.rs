@@ -29,6 +29,7 @@ fn expand(s: &Shape, base: i64, out: &mut Vec<(i64, String, i64)>) {
             count,
             stride,
             body,
+            ..
         } => (0..*count).for_each(|i| expand(body, base + i * stride, out)),
     }
 }

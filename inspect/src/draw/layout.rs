@@ -24,11 +24,14 @@ pub enum Shape {
     Marker { upper: bool },
     /// Pieces at byte offsets, in typemap order.
     Seq(Vec<(i64, Shape)>),
-    /// `count` copies of `body`, each `stride` bytes after the last.
+    /// `count` copies of `body`, each `stride` bytes after the last, made
+    /// by the constructor `level` names ("VECTOR"; "" for a block, or
+    /// regular pieces found repeating).
     Repeat {
         count: i64,
         stride: i64,
         body: Box<Shape>,
+        level: &'static str,
     },
 }
 
@@ -47,8 +50,21 @@ impl Shape {
                 count,
                 stride,
                 body: Box::new(body),
+                level: "",
             },
         }
+    }
+
+    /// The shape with its outermost repetition, if it has none yet, named
+    /// after the constructor `node` that made it.
+    fn named_by(mut self, node: &Node) -> Shape {
+        if let Shape::Repeat { level, .. } = &mut self {
+            if level.is_empty() {
+                let name = node.combiner().mpi_name();
+                *level = name.strip_prefix("MPI_COMBINER_").unwrap_or(name);
+            }
+        }
+        self
     }
 
     /// Pieces at offsets: nested sequences flattened, empty pieces dropped,
@@ -90,6 +106,7 @@ impl Shape {
                 count,
                 stride,
                 body,
+                ..
             } => body.span().map(|(lo, hi)| {
                 let last = (count - 1).saturating_mul(*stride);
                 (lo + last.min(0), hi + last.max(0))
@@ -118,6 +135,7 @@ impl Shape {
                 count,
                 stride,
                 body,
+                ..
             } => match body.as_ref() {
                 Shape::Elem { label, size, .. } if size == stride => Some((label, *size, *count)),
                 _ => None,
@@ -144,9 +162,34 @@ impl Shape {
                 count,
                 stride,
                 body,
+                ..
             } => (0..*count).try_for_each(|i| {
                 body.for_each_elem(base.saturating_add(i.saturating_mul(*stride)), f)
             }),
+        }
+    }
+
+    /// The outermost repetition: its offset from the shape's origin and
+    /// itself (in a sequence, the one of most copies; ties: the first).
+    pub fn outermost_repeat(&self) -> Option<(i64, &Shape)> {
+        match self {
+            Shape::Repeat { .. } => Some((0, self)),
+            Shape::Seq(items) => {
+                let mut best: Option<(i64, &Shape)> = None;
+                for (at, x) in items {
+                    if let Some((o, r)) = x.outermost_repeat() {
+                        let copies = |s: &Shape| match s {
+                            Shape::Repeat { count, .. } => *count,
+                            _ => 0,
+                        };
+                        if best.map_or(true, |(_, b)| copies(r) > copies(b)) {
+                            best = Some((at + o, r));
+                        }
+                    }
+                }
+                best
+            }
+            _ => None,
         }
     }
 
@@ -249,6 +292,10 @@ impl Builder {
     }
 
     pub fn shape(&mut self, node: &Node) -> R<Shape> {
+        Ok(self.unnamed_shape(node)?.named_by(node))
+    }
+
+    fn unnamed_shape(&mut self, node: &Node) -> R<Shape> {
         Ok(match &node.kind {
             Kind::Named(p) if p.is_marker() => Shape::Marker {
                 upper: *p == Predefined::UB,
