@@ -449,13 +449,13 @@ fn external32_sizes_are_the_mpi_s() {
     ] {
         let Some(t) = try_named(name) else { continue };
         let rep = CString::new("external32").unwrap();
-        let mut size = 0;
+        let mut size: ffi::MPI_Aint = 0;
         // SAFETY: a predefined handle and a valid out pointer.
         ok(
             unsafe { ffi::MPI_Pack_external_size(rep.as_ptr(), 1, t, &mut size) },
             "MPI_Pack_external_size",
         );
         let (_, mine) = mpix_marshal_cli::data::values::class(name);
-        assert_eq!(mine as i64, size as i64, "{name}");
+        assert_eq!(mine as ffi::MPI_Aint, size, "{name}");
     }
 }
