@@ -72,5 +72,14 @@ done
 # exchange can tell): the internal representation is not used between them.
 run exchange-mixed-builds "$MPIEXEC" ${MPIEXEC_ARGS:-} -n 1 env MPIX_TYPE_EXCHANGE_BUILD_TAG=other "${runner[@]}" "$out/exchange" : -n 1 "${runner[@]}" "$out/exchange"
 run demo-archive bash -c "cd '$out' && rm -f demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 1 ${CTESTS_RUNNER:-} ./demo_archive write demo.mxdt && $MPIEXEC ${MPIEXEC_ARGS:-} -n 2 ${CTESTS_RUNNER:-} ./demo_archive read demo.mxdt"
+# mpix-marshal dump --data on files every process wrote through MPI-IO, in
+# both datareps (inspect/tests/data-io.sh); the plain run only (the
+# command is no part of the sanitized builds).
+if [ -z "${CTESTS_CFLAGS:-}${CTESTS_RUNNER:-}" ]; then
+    run build-data_write "$MPICC" "${cflags[@]}" -o "$out/data_write" inspect/tests/c/data_write.c "${ldflags[@]}"
+    for n in ${CTESTS_NP:-2 4}; do
+        run "dump-data-$n" inspect/tests/data-io.sh "$out/data_write" "$lib/mpix-marshal" "$n"
+    done
+fi
 echo "C tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

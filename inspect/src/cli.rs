@@ -100,9 +100,32 @@ pub struct DumpArgs {
     pub input: Input,
     #[command(flatten)]
     pub reading: Reading,
-    /// Print JSON (one object) for tools instead of text.
+    /// Print JSON (one object; with --data, an array of elements) for tools
+    /// instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Print the values of this data file, read through the archived type
+    /// element by element: copies of the type one extent apart from
+    /// --offset, as an MPI-IO file view with the type as filetype places
+    /// them. Each line: the element's path in the tree, its type, its value.
+    #[arg(long, value_name = "DATA")]
+    pub data: Option<PathBuf>,
+    /// With --data: the byte of the data file where copy 0 starts.
+    #[arg(long, value_name = "BYTES", default_value_t = 0, requires = "data")]
+    pub offset: u64,
+    /// With --data: print at most N elements.
+    #[arg(long, value_name = "N", requires = "data")]
+    pub count: Option<u64>,
+    /// With --data: the data representation of the file (MPI-IO's datarep):
+    /// this machine's own, or external32 (big-endian, the MPI standard's sizes).
+    #[arg(long, value_enum, default_value = "native", requires = "data")]
+    pub datarep: DatarepArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DatarepArg {
+    Native,
+    External32,
 }
 
 #[derive(Debug, Args)]
@@ -172,6 +195,32 @@ pub struct DrawArgs {
     /// Width of the ruler in pixels.
     #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(200..=20000))]
     pub width: u32,
+    /// Draw only bytes LO to HI (HI excluded), e.g. "0:4096": the ruler
+    /// spans them, elements and repetitions outside are left out.
+    #[arg(long, value_name = "LO:HI", value_parser = parse_range, conflicts_with = "period")]
+    pub range: Option<(i64, i64)>,
+    /// Draw one period of the outermost repeated level (one copy of a
+    /// vector of 10^6 copies, one row of a block-cyclic darray), with the
+    /// level's name and repeat count in the subtitle.
+    #[arg(long)]
+    pub period: bool,
+}
+
+/// "LO:HI" with LO < HI, both byte displacements.
+fn parse_range(s: &str) -> Result<(i64, i64), String> {
+    let (lo, hi) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?} is not LO:HI"))?;
+    let num = |v: &str| {
+        v.trim()
+            .parse::<i64>()
+            .map_err(|e| format!("{v:?} in {s:?}: {e}"))
+    };
+    let (lo, hi) = (num(lo)?, num(hi)?);
+    if lo >= hi {
+        return Err(format!("the range {s:?} is empty: LO must be less than HI"));
+    }
+    Ok((lo, hi))
 }
 
 /// One example of a command line: the line and what it does.

@@ -20,6 +20,10 @@ pub enum Error {
     /// The local MPI could not start, or refused a call.
     #[error("MPI: {0}")]
     Mpi(String),
+    /// A data file read through a type (`dump --data`) is short, or
+    /// cannot be read in the representation asked for.
+    #[error("{path}: {what}")]
+    Data { path: PathBuf, what: String },
     /// The library refused an operation on a valid stream.
     #[error("{0}")]
     Library(#[from] mpix_marshal::Error),

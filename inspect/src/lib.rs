@@ -7,6 +7,7 @@
 pub mod check;
 pub mod cli;
 pub mod convert;
+pub mod data;
 pub mod describe;
 pub mod diff;
 pub mod draw;
@@ -28,6 +29,42 @@ fn print(text: &str) -> Result<()> {
     convert::write_out(std::path::Path::new("-"), text.as_bytes())
 }
 
+/// `dump --data`: the elements as lines, or one JSON array, as they are
+/// read; an incomplete element ends the output with an error (status 2).
+fn dump_data(s: &input::Stream, data_path: &std::path::Path, a: &cli::DumpArgs) -> Result<u8> {
+    use std::io::Write;
+    let bytes = input::read_bytes(data_path)?;
+    let opt = data::Options {
+        offset: a.offset,
+        count: a.count,
+        rep: match a.datarep {
+            cli::DatarepArg::Native => data::values::Datarep::Native,
+            cli::DatarepArg::External32 => data::values::Datarep::External32,
+        },
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let io = |source| error::Error::Io {
+        path: "-".into(),
+        source,
+    };
+    let mut items = Vec::new();
+    let read = data::read(s, &bytes, data_path, opt, &mut |e| {
+        if a.json {
+            items.push(data::json(&e));
+            Ok(())
+        } else {
+            out.write_all(data::line(&e).as_bytes()).map_err(io)
+        }
+    });
+    if a.json {
+        let j = serde_json::Value::Array(items);
+        writeln!(out, "{j:#}").map_err(io)?;
+    }
+    out.flush().map_err(io)?;
+    read.map(|()| SAME)
+}
+
 /// Runs one subcommand: its exit status, or the error to report (status 2).
 pub fn run(command: Command) -> Result<u8> {
     // MPI answers for extents and rebuilding, and knows this build's id
@@ -36,6 +73,9 @@ pub fn run(command: Command) -> Result<u8> {
     match command {
         Command::Dump(a) => {
             let s = input::open(&a.input.file, a.reading.from)?;
+            if let Some(data_path) = &a.data {
+                return dump_data(&s, data_path, &a);
+            }
             if a.json {
                 let j = dump::json(&s);
                 print(&format!("{j:#}\n"))?;
@@ -100,7 +140,12 @@ pub fn run(command: Command) -> Result<u8> {
                 .iter()
                 .map(|f| input::open(f, a.reading.from))
                 .collect::<Result<Vec<_>>>()?;
-            let svg = draw::svg(&streams, a.width)?;
+            let view = match (a.range, a.period) {
+                (Some((lo, hi)), _) => draw::View::Range(lo, hi),
+                (None, true) => draw::View::Period,
+                (None, false) => draw::View::Whole,
+            };
+            let svg = draw::svg(&streams, a.width, view)?;
             convert::write_out(&a.output, svg.as_bytes())?;
             Ok(SAME)
         }

@@ -22,6 +22,7 @@ fn expand(s: &Shape, base: i64, out: &mut Vec<(i64, String)>) {
             count,
             stride,
             body,
+            ..
         } => (0..*count).for_each(|i| expand(body, base + i * stride, out)),
     }
 }

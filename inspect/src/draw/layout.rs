@@ -8,21 +8,30 @@ use crate::describe;
 use crate::mpi::{self, Extents};
 use mpix_marshal::{Distribution, Kind, Node, Order, Predefined, Representation};
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 /// A piece of typemap, its displacements relative to where it is placed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shape {
-    /// One basic element: its type's label and its size in bytes.
-    Elem { label: String, size: i64 },
+    /// One basic element: its type's label and its size in bytes, and the
+    /// predefined type it is (None for Fortran kinds and value-index types).
+    Elem {
+        label: String,
+        size: i64,
+        basic: Option<Predefined>,
+    },
     /// An explicit MPI_LB (false) or MPI_UB (true) marker.
     Marker { upper: bool },
     /// Pieces at byte offsets, in typemap order.
     Seq(Vec<(i64, Shape)>),
-    /// `count` copies of `body`, each `stride` bytes after the last.
+    /// `count` copies of `body`, each `stride` bytes after the last, made
+    /// by the constructor `level` names ("VECTOR"; "" for a block, or
+    /// regular pieces found repeating).
     Repeat {
         count: i64,
         stride: i64,
         body: Box<Shape>,
+        level: &'static str,
     },
 }
 
@@ -41,8 +50,21 @@ impl Shape {
                 count,
                 stride,
                 body: Box::new(body),
+                level: "",
             },
         }
+    }
+
+    /// The shape with its outermost repetition, if it has none yet, named
+    /// after the constructor `node` that made it.
+    fn named_by(mut self, node: &Node) -> Shape {
+        if let Shape::Repeat { level, .. } = &mut self {
+            if level.is_empty() {
+                let name = node.combiner().mpi_name();
+                *level = name.strip_prefix("MPI_COMBINER_").unwrap_or(name);
+            }
+        }
+        self
     }
 
     /// Pieces at offsets: nested sequences flattened, empty pieces dropped,
@@ -84,6 +106,7 @@ impl Shape {
                 count,
                 stride,
                 body,
+                ..
             } => body.span().map(|(lo, hi)| {
                 let last = (count - 1).saturating_mul(*stride);
                 (lo + last.min(0), hi + last.max(0))
@@ -112,10 +135,60 @@ impl Shape {
                 count,
                 stride,
                 body,
+                ..
             } => match body.as_ref() {
-                Shape::Elem { label, size } if size == stride => Some((label, *size, *count)),
+                Shape::Elem { label, size, .. } if size == stride => Some((label, *size, *count)),
                 _ => None,
             },
+            _ => None,
+        }
+    }
+
+    /// Calls `f` with each basic element (its displacement from `base` and
+    /// the element) in typemap order, until `f` breaks: never expands more
+    /// than it visits, so the first elements of 10^9 are quick.
+    pub fn for_each_elem<B>(
+        &self,
+        base: i64,
+        f: &mut dyn FnMut(i64, &Shape) -> ControlFlow<B>,
+    ) -> ControlFlow<B> {
+        match self {
+            Shape::Elem { .. } => f(base, self),
+            Shape::Marker { .. } => ControlFlow::Continue(()),
+            Shape::Seq(items) => items
+                .iter()
+                .try_for_each(|(at, x)| x.for_each_elem(base.saturating_add(*at), f)),
+            Shape::Repeat {
+                count,
+                stride,
+                body,
+                ..
+            } => (0..*count).try_for_each(|i| {
+                body.for_each_elem(base.saturating_add(i.saturating_mul(*stride)), f)
+            }),
+        }
+    }
+
+    /// The outermost repetition: its offset from the shape's origin and
+    /// itself (in a sequence, the one of most copies; ties: the first).
+    pub fn outermost_repeat(&self) -> Option<(i64, &Shape)> {
+        match self {
+            Shape::Repeat { .. } => Some((0, self)),
+            Shape::Seq(items) => {
+                let mut best: Option<(i64, &Shape)> = None;
+                for (at, x) in items {
+                    if let Some((o, r)) = x.outermost_repeat() {
+                        let copies = |s: &Shape| match s {
+                            Shape::Repeat { count, .. } => *count,
+                            _ => 0,
+                        };
+                        if best.map_or(true, |(_, b)| copies(r) > copies(b)) {
+                            best = Some((at + o, r));
+                        }
+                    }
+                }
+                best
+            }
             _ => None,
         }
     }
@@ -219,6 +292,10 @@ impl Builder {
     }
 
     pub fn shape(&mut self, node: &Node) -> R<Shape> {
+        Ok(self.unnamed_shape(node)?.named_by(node))
+    }
+
+    fn unnamed_shape(&mut self, node: &Node) -> R<Shape> {
         Ok(match &node.kind {
             Kind::Named(p) if p.is_marker() => Shape::Marker {
                 upper: *p == Predefined::UB,
@@ -226,6 +303,7 @@ impl Builder {
             Kind::Named(p) => Shape::Elem {
                 label: p.mpi_name().to_string(),
                 size: self.extents(node)?.size,
+                basic: Some(*p),
             },
             Kind::F90Real { .. } | Kind::F90Complex { .. } | Kind::F90Integer { .. } => {
                 let args: Vec<String> = describe::arguments(&node.kind)
@@ -235,11 +313,13 @@ impl Builder {
                 Shape::Elem {
                     label: format!("{}({})", describe::title(node), args.join(", ")),
                     size: self.extents(node)?.size,
+                    basic: None,
                 }
             }
             Kind::ValueIndex { .. } => Shape::Elem {
                 label: describe::title(node).to_string(),
                 size: self.extents(node)?.size,
+                basic: None,
             },
             Kind::Dup(old) | Kind::Resized { old, .. } => self.shape(old)?,
             Kind::Contiguous { count, old } => self.block(*count, old)?,
