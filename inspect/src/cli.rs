@@ -261,6 +261,14 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
                 line: "mpix-marshal dump - < particles.mxdt",
                 does: "Read the stream from standard input.",
             },
+            Example {
+                line: "mpix-marshal dump particles.mxdt --data particles.dat --count 10",
+                does: "Print the first 10 values of a data file through the archived type.",
+            },
+            Example {
+                line: "mpix-marshal dump particles.mxdt --data p.ext32 --datarep external32 --json",
+                does: "Read data MPI-IO wrote in external32, as JSON.",
+            },
         ],
     ),
     (
@@ -329,6 +337,14 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
             Example {
                 line: "mpix-marshal draw --width 1600 -o both.svg old.mxdt new.mxdt",
                 does: "Draw two types one above the other, on one byte scale.",
+            },
+            Example {
+                line: "mpix-marshal draw --range 0:4096 -o start.svg darray.mxdt",
+                does: "Draw only bytes 0 to 4096 of a large type.",
+            },
+            Example {
+                line: "mpix-marshal draw --period -o one.svg column.mxdt",
+                does: "Draw one copy of the outermost repeated level, over one stride.",
             },
         ],
     ),
