@@ -61,7 +61,11 @@ fn version_macros_match_the_package_and_the_library() {
     // SAFETY: three writable ints.
     let rc = unsafe { MPIX_Marshal_get_version(&mut major, &mut minor, &mut patch) };
     assert_eq!(rc, 0, "MPIX_Marshal_get_version succeeds before MPI_Init");
-    assert_eq!([major, minor, patch], want, "the library's run-time version");
+    assert_eq!(
+        [major, minor, patch],
+        want,
+        "the library's run-time version"
+    );
 
     // A NULL output is an error, and the others are left as they were.
     let (mut major, mut patch) = (-1, -1);
