@@ -74,18 +74,18 @@ echo "install-test: --debug keeps the debug info (lib/.debug/, linked): ok"
 # another MPI's mpi.h with one line naming both (Debian's other MPI).
 built=$(sed -n 's/^#define MPIX_MARSHAL_BUILT_FOR_\([A-Z]*\) 1$/\1/p' "$prefix/include/mpix_marshal.h")
 case $built in
-MPICH) other=mpicc.openmpi want="installed for MPICH but this mpi.h is Open MPI's" ;;
-OPENMPI) other=mpicc.mpich want="installed for Open MPI but this mpi.h is MPICH's" ;;
-ABI) other=mpicc.mpich want="installed for the MPI standard ABI but this mpi.h is MPICH's" ;;
+MPICH) name=MPICH other=mpicc.openmpi want="installed for MPICH but this mpi.h is Open MPI's" ;;
+OPENMPI) name="Open MPI" other=mpicc.mpich want="installed for Open MPI but this mpi.h is MPICH's" ;;
+ABI) name="the MPI standard ABI" other=mpicc.mpich want="installed for the MPI standard ABI but this mpi.h is MPICH's" ;;
 *) fail "the installed header names no MPI (MPIX_MARSHAL_BUILT_FOR_*: '$built')" ;;
 esac
 if command -v "$other" >/dev/null; then
     printf '#include <mpix_marshal.h>\nint main(void) { return 0; }\n' > "$work/other.c"
     if "$other" -std=c99 -I"$prefix/include" -c -o "$work/other.o" "$work/other.c" >"$work/other.log" 2>&1; then
-        fail "$other compiled against the header installed for $built"
+        fail "$other compiled against the header installed for $name"
     fi
     grep -q "#error \"mpix_marshal.h was $want" "$work/other.log" || { cat "$work/other.log"; fail "$other: not the expected #error"; }
-    echo "install-test: the header installed for $built stops $other: 'mpix_marshal.h was $want': ok"
+    echo "install-test: the header installed for $name stops $other: 'mpix_marshal.h was $want': ok"
 else
     echo "install-test: the installed header under another MPI: skipped (no $other)"
 fi
