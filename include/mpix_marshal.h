@@ -80,6 +80,22 @@
 #define MPIX_TYPE_REFERENCE_SIZE 16
 
 /*
+ The major version of the mpix-marshal this header belongs to (the
+ shared library's soname is libmpix_marshal.so.MAJOR).
+ */
+#define MPIX_MARSHAL_VERSION_MAJOR 0
+
+/*
+ The minor version of the mpix-marshal this header belongs to.
+ */
+#define MPIX_MARSHAL_VERSION_MINOR 1
+
+/*
+ The patch version of the mpix-marshal this header belongs to.
+ */
+#define MPIX_MARSHAL_VERSION_PATCH 0
+
+/*
  The kind of an error code returned by this library:
  `MPIX_Type_marshal_error_kind` sets its `int` to one of these. Each
  kind but `MPIX_MARSHAL_ERR_NONE` is an MPI error class of its own.
@@ -399,6 +415,18 @@ int MPIX_Type_release(MPI_Datatype *type);
  evicts its least recently sent type when the cache is full.
  */
 int MPIX_Type_exchange_set_cache_limit(int limit);
+
+/*
+ Sets `*major`, `*minor` and `*patch` to the version of the mpix-marshal
+ library the program runs with (compare with the MPIX_MARSHAL_VERSION_*
+ macros it was compiled with). May be called at any time, before
+ `MPI_Init` and after `MPI_Finalize` included. A NULL pointer is an error
+ of the MPIX_MARSHAL_ERR_INVALID_ARGUMENT kind, and nothing is written.
+
+ # Safety
+ `major`, `minor` and `patch` point to writable `int`s.
+ */
+int MPIX_Marshal_get_version(int *major, int *minor, int *patch);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -19,7 +19,8 @@ shift $(($# > 0 ? 1 : 0))
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(external internal compressed attributes header)
 
-command -v mpicc.mpich >/dev/null || bash scripts/setup.sh
+# Only MPICH is needed (and libclang): what the demo needs.
+command -v mpicc.mpich >/dev/null || bash scripts/setup.sh --demo
 export MPICC=mpicc.mpich
 # UCX (MPICH's transport) patches mmap at load time, which crashes under
 # AddressSanitizer's interceptors before main; and it keeps memory from

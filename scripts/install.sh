@@ -16,16 +16,27 @@
 #   MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi scripts/install.sh --prefix /opt/mpix-marshal/openmpi
 # Keep one prefix per MPI: the file names are the same for both.
 #
-# Usage: scripts/install.sh [--prefix DIR] [--no-build]   (default prefix /usr/local)
+# The installed header stops the compilation of a program against another
+# MPI's mpi.h with one line naming both (scripts/install/built-for.h).
+# The installed binaries are stripped (the static library of its debug
+# info, the shared libraries and commands of every symbol they do not
+# export); --debug keeps the debug info: the static library is installed as
+# built, and the others' debug info goes to a .debug/ directory beside each
+# (lib/.debug/libmpix_marshal.so.0.1.0.debug, ...), which gdb finds through
+# the link each stripped file carries.
+#
+# Usage: scripts/install.sh [--prefix DIR] [--no-build] [--debug]   (default prefix /usr/local)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=/usr/local
 build=1
+debug=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix=$2; shift 2 ;;
         --prefix=*) prefix=${1#--prefix=}; shift ;;
         --no-build) build=0; shift ;;
+        --debug) debug=1; shift ;;
         -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
@@ -37,14 +48,6 @@ export MPICC
 target=${CARGO_TARGET_DIR:-target}
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 major=${version%%.*}
-if [ "$build" -eq 1 ]; then
-    # MPIX_CARGO_FLAGS: the abi build's (scripts/mpi-env.sh abi).
-    cargo build --release --quiet ${MPIX_CARGO_FLAGS:-}
-fi
-rel=$target/release
-for f in "$rel/libmpix_marshal.so" "$rel/libmpix_marshal.a" "$rel/mpix-marshal"; do
-    [ -f "$f" ] || { echo "install.sh: $f is missing: build failed?" >&2; exit 1; }
-done
 # Which MPI the build is for, as the installed files record it.
 if "$MPICC" -show 2>/dev/null | grep -q -- -lmpi_abi; then
     mpi=abi   # the MPI-5 standard ABI (scripts/mpi-env.sh abi)
@@ -55,18 +58,65 @@ else
 fi
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
+echo "install.sh: will install mpix-marshal $version for $mpi ($MPICC) under $prefix:"
+echo "install.sh:   lib/libmpix_marshal.{so*,a}, include/mpix_marshal.h, bin/mpix-marshal, lib/pkgconfig/,"
+echo "install.sh:   lib/cmake/MpixMarshal/, share/man/ (man pages), and lib/libmpix_check.so and bin/mpix-check when built"
+if [ "$build" -eq 1 ]; then
+    echo "install.sh: building the library, the mpix-marshal command and the checker (cargo build --release, into $target)..."
+    # MPIX_CARGO_FLAGS: the abi build's (scripts/mpi-env.sh abi).
+    cargo build --release ${MPIX_CARGO_FLAGS:-}
+fi
+rel=$target/release
+for f in "$rel/libmpix_marshal.so" "$rel/libmpix_marshal.a" "$rel/mpix-marshal"; do
+    [ -f "$f" ] || { echo "install.sh: $f is missing: build failed?" >&2; exit 1; }
+done
+echo "install.sh: installing$([ "$debug" -eq 1 ] && echo ", with debug info" || echo ", stripped")..."
+
+# Installs a built binary (static, shared or executable) and strips it:
+# the static library of its debug info, the others of every symbol they
+# do not export. With --debug the static library keeps its debug info and
+# the others' goes to DIR/.debug/NAME.debug, linked from the file.
+install_binary() { # kind (static|shared|command), source, destination
+    local kind=$1 src=$2 dest=$3 mode=755
+    [ "$kind" = static ] && mode=644
+    install -m "$mode" "$src" "$dest"
+    if [ "$kind" = static ]; then
+        [ "$debug" -eq 1 ] || strip --strip-debug "$dest"
+        return
+    fi
+    if [ "$debug" -eq 1 ]; then
+        local dir
+        dir=$(dirname "$dest")/.debug
+        install -d "$dir"
+        objcopy --only-keep-debug "$dest" "$dir/$(basename "$dest").debug"
+        chmod 644 "$dir/$(basename "$dest").debug"
+    fi
+    strip --strip-unneeded "$dest"
+    if [ "$debug" -eq 1 ]; then
+        (cd "$(dirname "$dest")" && objcopy --add-gnu-debuglink=".debug/$(basename "$dest").debug" "$(basename "$dest")")
+    fi
+}
 lib=$prefix/lib
 install -d "$lib" "$prefix/include" "$prefix/bin" "$lib/pkgconfig" "$lib/cmake/MpixMarshal"
-install -m 755 "$rel/libmpix_marshal.so" "$lib/libmpix_marshal.so.$version"
+install_binary shared "$rel/libmpix_marshal.so" "$lib/libmpix_marshal.so.$version"
 ln -sf "libmpix_marshal.so.$version" "$lib/libmpix_marshal.so.$major"
 ln -sf "libmpix_marshal.so.$major" "$lib/libmpix_marshal.so"
-install -m 644 "$rel/libmpix_marshal.a" "$lib/libmpix_marshal.a"
+install_binary static "$rel/libmpix_marshal.a" "$lib/libmpix_marshal.a"
 install -m 644 include/*.h "$prefix/include/"
-install -m 755 "$rel/mpix-marshal" "$prefix/bin/mpix-marshal"
+# The installed header knows its MPI: after its #include <mpi.h>, the
+# macro naming it and the check that stops another MPI's mpi.h.
+grep -qx '#include <mpi.h>' include/mpix_marshal.h || { echo "install.sh: include/mpix_marshal.h has no #include <mpi.h>" >&2; exit 1; }
+{
+    printf '\n/* Inserted by scripts/install.sh: this installation is built for %s. */\n' "$mpi"
+    printf '#define MPIX_MARSHAL_BUILT_FOR_%s 1\n' "$(tr '[:lower:]' '[:upper:]' <<<"$mpi")"
+    cat scripts/install/built-for.h
+} | sed '/^#include <mpi.h>$/r /dev/stdin' include/mpix_marshal.h > "$prefix/include/mpix_marshal.h"
+chmod 644 "$prefix/include/mpix_marshal.h"
+install_binary command "$rel/mpix-marshal" "$prefix/bin/mpix-marshal"
 # The collective checker (check/), a profiling-interface library that is
 # preloaded or linked before MPI, never linked against by name.
 if [ -f "$rel/libmpix_check.so" ]; then
-    install -m 755 "$rel/libmpix_check.so" "$lib/libmpix_check.so"
+    install_binary shared "$rel/libmpix_check.so" "$lib/libmpix_check.so"
     sed -e "s|@LIBDIR@|$lib|g" -e "s|@MPI@|$mpi|g" scripts/install/mpix-check.in > "$prefix/bin/mpix-check"
     chmod 755 "$prefix/bin/mpix-check"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test on each MPI of the matrix, after installing what is
-# missing (scripts/setup.sh): Debian's MPICH 4.0 (the default) and Open MPI
+# missing (scripts/setup.sh --test): Debian's MPICH 4.0 (the default) and Open MPI
 # 4.1, and MPICH 5.0 and Open MPI 5.0 from their PyPI wheels. On each (one
 # pass, its environment from scripts/mpi-env.sh, its own target dir): the
 # Rust tests (unit, integration, golden vectors, header, the mpix-marshal
@@ -13,7 +13,9 @@
 # tests (scripts/check-p2p-tests.sh), and the checker with the type
 # exchange (scripts/check-exchange-tests.sh). Then the cross-reading
 # matrix (every MPI reads the streams every other wrote, tests/cross.rs),
-# printed, and a short fuzz run of every decoder.
+# printed, the wrong-MPI tests (scripts/wrong-mpi-tests.sh: each MPI's
+# build refuses the other's programs with one line) and a short fuzz run
+# of every decoder.
 #
 #   bash scripts/test.sh            every pass
 #   MPIX_TEST_MPIS="mpich4 mpich5" bash scripts/test.sh   some of them
@@ -21,7 +23,9 @@
 # Prints each pass's time and the total at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# What the tests need and the machine lacks: the packages, and the MPI 5
+# wheels (into target/mpi/, installed by this command only).
+bash scripts/setup.sh --test
 
 # Five MPIs mean five target dirs: keep each small (no incremental
 # artifacts, line tables instead of full debug info in test builds; a pass
@@ -99,6 +103,19 @@ if [ -d "$cross/matrix" ]; then
     for mpi in "${mpis[@]}"; do cat "$cross/matrix/$mpi" 2>/dev/null || echo "$mpi: no row"; done
 fi
 timings+=("$(printf '%-22s %4d s' "cross matrix" $((SECONDS - t)))")
+
+# The wrong MPI (MPICH's build under Open MPI and the reverse): the
+# library and the checker each refuse it with one line (the installed
+# header's check is install-test.sh's, on every pass). Needs the mpich4
+# and openmpi4 passes' release builds.
+if [[ " ${mpis[*]} " == *" mpich4 "* && " ${mpis[*]} " == *" openmpi4 "* ]]; then
+    t=$SECONDS
+    suite "the wrong MPI: the library and the checker refuse it (MPICH 4 and Open MPI 4 builds, both ways)" \
+        bash scripts/wrong-mpi-tests.sh target target/openmpi
+    timings+=("$(printf '%-22s %4d s' "wrong MPI" $((SECONDS - t)))")
+else
+    echo "=== the wrong-MPI tests: skipped (they need both the mpich4 and the openmpi4 passes)"
+fi
 
 # A short fuzz run of every decoder (scripts/fuzz.sh; longer runs: pass more seconds).
 t=$SECONDS

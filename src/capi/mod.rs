@@ -4,7 +4,8 @@
 //! the one panic boundary (`panic`), gets its pointer arguments through
 //! `ptr`, and writes its outputs only on success; `error` holds the error
 //! kinds and the MPI error classes that carry them, `keyval` the
-//! library's `MPI_Type_free_keyval`.
+//! library's `MPI_Type_free_keyval`, `version` the version macros and
+//! `MPIX_Marshal_get_version`.
 
 // Every unsafe operation is in an unsafe block that says why it is sound.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
@@ -13,8 +14,13 @@ mod error;
 mod keyval;
 mod panic;
 mod ptr;
+mod version;
 
 pub use error::ErrorKind;
+pub use version::{
+    MPIX_Marshal_get_version, MPIX_MARSHAL_VERSION_MAJOR, MPIX_MARSHAL_VERSION_MINOR,
+    MPIX_MARSHAL_VERSION_PATCH,
+};
 
 use crate::api;
 use crate::callbacks::{

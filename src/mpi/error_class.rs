@@ -51,7 +51,12 @@ pub fn class_of(code: c_int) -> Result<c_int> {
 /// Calls `MPI_COMM_SELF`'s error handler with `code`
 /// (`MPI_Comm_call_errhandler`). Under the default handler,
 /// `MPI_ERRORS_ARE_FATAL`, this does not return.
+/// Under another MPI than the build's (`built_for`) there is no handle to
+/// pass: nothing is called.
 pub fn call_self_errhandler(code: c_int) -> Result<()> {
+    if crate::mpi::built_for::mismatch().is_some() {
+        return Ok(());
+    }
     // SAFETY: reading the handle of MPI_COMM_SELF, which exists from
     // MPI_Init to MPI_Finalize; MPI takes the communicator by value.
     let rc = unsafe {

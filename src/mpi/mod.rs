@@ -3,6 +3,7 @@
 //! checked wrappers for the MPI calls the library makes. Every MPI return
 //! code is checked here; nothing above this module calls MPI directly.
 
+pub mod built_for;
 pub mod comm;
 // The MPI bindings: mpi-sys (the classic build), or our own declarations
 // of the MPI-5 standard ABI (the `abi` feature).
@@ -307,7 +308,8 @@ pub fn is_initialized() -> bool {
         crate::mpi::sys::MPI_Finalized(&mut fini);
     }
     let ready = init != 0 && fini == 0;
-    if ready {
+    // Under another MPI than the build's, no handle may be used: no watch.
+    if ready && built_for::mismatch().is_none() {
         WATCH.call_once(|| {
             let hook = on_finalize;
             // SAFETY: MPI is initialized; FINALIZED is a static that
@@ -346,9 +348,15 @@ extern "C" fn on_finalize() {
     keyval::release_cache_keyval();
 }
 
-/// An error unless MPI is initialized and not yet finalized: every entry
-/// point asks before its first MPI call.
+/// An error unless MPI is initialized and not yet finalized, and is the
+/// MPI this library was built for: every entry point asks before its
+/// first MPI call.
 pub fn ready() -> Result<()> {
+    // Before any handle is used: under another MPI than the build's, the
+    // first would crash it.
+    if let Some(m) = built_for::mismatch() {
+        return Err(Error::unsupported(m));
+    }
     if !is_initialized() {
         return Err(Error::invalid(
             "MPI is not initialized (or already finalized)",

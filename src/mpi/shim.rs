@@ -58,6 +58,8 @@ pub struct Constants {
 extern "C" {
     pub fn mpixm_predefined_table(n: *mut c_int) -> *const PredefinedEntry;
     pub fn mpixm_datatype_null() -> MPI_Datatype;
+    /// The MPI mpi.h is from (a static NUL-terminated string).
+    pub fn mpixm_built_for() -> *const std::os::raw::c_char;
     pub fn mpixm_get_constants(c: *mut Constants);
     pub fn mpixm_pmpi_type_free_keyval(keyval: *mut c_int) -> c_int;
 

@@ -619,3 +619,22 @@ int mpixm_pmpi_type_free_keyval(int *type_keyval)
 {
     return PMPI_Type_free_keyval(type_keyval);
 }
+
+/* The MPI this library is compiled for, as its mpi.h says: "MPICH 4.0.2",
+ * "Open MPI 4.1.4", "the MPI standard ABI" (the running library may then be
+ * any implementation of it), or "" for another mpi.h. */
+#define MPIXM_STR_(x) #x
+#define MPIXM_STR(x) MPIXM_STR_(x)
+const char *mpixm_built_for(void)
+{
+#if defined(MPI_ABI_VERSION)
+    return "the MPI standard ABI";
+#elif defined(OMPI_MAJOR_VERSION)
+    return "Open MPI " MPIXM_STR(OMPI_MAJOR_VERSION) "." MPIXM_STR(OMPI_MINOR_VERSION) "." MPIXM_STR(
+        OMPI_RELEASE_VERSION);
+#elif defined(MPICH_VERSION)
+    return "MPICH " MPICH_VERSION;
+#else
+    return "";
+#endif
+}

@@ -125,8 +125,24 @@ fn neighbor<C: Into<i64>>(coll: Coll, comm: MPI_Comm, send: (C, Dt), recv: (C, D
 
 // ---- initialization, communicators, ops ----
 
+/// Ends the process with one line when it runs another MPI than the one
+/// the checker was built for: its first call with a handle would crash
+/// it. Asked before `PMPI_Init` (`MPI_Get_library_version` needs none).
+fn refuse_another_mpi() {
+    if let Some(m) = mpix_marshal::mpi_mismatch() {
+        let line = format!(
+            "mpix-check: built for {} but this process runs {}: use the mpix-check installed for that MPI\n",
+            m.built_for, m.running
+        );
+        // One write, so that the ranks' lines do not interleave.
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        std::process::exit(1);
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
+    refuse_another_mpi();
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Init(argc, argv) };
     if rc == 0 {
@@ -146,6 +162,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
     required: c_int,
     provided: *mut c_int,
 ) -> c_int {
+    refuse_another_mpi();
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Init_thread(argc, argv, required, provided) };
     if rc == 0 {
