@@ -42,7 +42,10 @@ struct Answer(std::result::Result<Datatype, c_int>);
 // dereferences it, and MPI lets any thread use it.
 unsafe impl Send for Answer {}
 
-static ANSWERS: Mutex<Option<HashMap<(F90, c_int, c_int), Answer>>> = Mutex::new(None);
+/// Answers by (kind, p, r).
+type Answers = HashMap<(F90, c_int, c_int), Answer>;
+
+static ANSWERS: Mutex<Option<Answers>> = Mutex::new(None);
 
 /// `MPI_Type_create_f90_*(p, r)` with local values (`undefined` is the
 /// local `MPI_UNDEFINED`; `p` is ignored for `Integer`). Err(code): MPI
