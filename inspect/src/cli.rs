@@ -24,8 +24,12 @@ pub enum Command {
     /// Compare two archived types at one of five levels, explaining the
     /// first difference. Exit status: 0 equal, 1 different, 2 error.
     Diff(DiffArgs),
-    /// Validate a stream. Exit status: 0 valid, 1 invalid (the message
-    /// gives the byte offset and the item), 2 error (unreadable file).
+    /// Validate a stream: its checksum (external and compressed streams of
+    /// the current versions carry a CRC-32C of all their bytes), its syntax
+    /// (every format rule, the header's signature hash against the type),
+    /// and that this MPI rebuilds it. Exit status: 0 valid, 1 invalid (the
+    /// message gives the byte offset and the item), 2 error (unreadable
+    /// file).
     Check(CheckArgs),
     /// Rewrite a stream in another representation (the tree is unchanged).
     Convert(ConvertArgs),
@@ -123,6 +127,11 @@ pub struct CheckArgs {
     /// Only read the stream; do not rebuild the type with the local MPI.
     #[arg(long)]
     pub no_rebuild: bool,
+    /// Also refuse (exit status 1) a stream that carries no checksum: an
+    /// external stream of version 4, a compressed one of version 3, any
+    /// internal stream.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

@@ -166,13 +166,15 @@ pub(crate) fn named_signature(p: Predefined) -> Result<Default64> {
     signature::named(p)
 }
 
-/// The most bytes a predefined type's stream takes (the external one).
-pub const PREDEFINED_MAX: usize = external::HEADER_LEN + 4;
+/// The most bytes a predefined type's stream takes (the external one,
+/// its checksum included).
+pub const PREDEFINED_MAX: usize = external::HEADER_LEN + 4 + external::CHECKSUM_LEN;
 
 /// The stream of the predefined type `p` into `out`, as `write_stream` writes it:
 /// `header`, then its one node word, without the traversal's buffers (the
 /// commonest marshal, whose floor is a single MPI call that this does not
-/// even need). Returns its length.
+/// even need). Returns its length; an external stream's checksum, which
+/// `out` has room for, is the caller's.
 pub fn predefined(
     p: Predefined,
     header: &[u8],

@@ -62,7 +62,12 @@ pub fn with_stream<R>(
             ),
         };
         let mut stream = [0u8; PREDEFINED_MAX];
-        let n = predefined(p, header, at, enc, &mut stream)?;
+        let mut n = predefined(p, header, at, enc, &mut stream)?;
+        if at.is_some() {
+            let crc = external::checksum(&stream[..n]);
+            stream[n..n + external::CHECKSUM_LEN].copy_from_slice(&crc.to_be_bytes());
+            n += external::CHECKSUM_LEN;
+        }
         return if rep == Representation::Compressed {
             compressed_then(&stream[..n], f)
         } else {
@@ -77,6 +82,7 @@ pub fn with_stream<R>(
                 let header = external::header(0);
                 let at = Some(external::HASH_AT);
                 write_stream(datatype, sink, &header, at, Encoding::Xdr, rep.c_name())
+                    .map(|()| external::seal(sink, 0))
             }
             Representation::Internal => {
                 let header = internal::header(build_id());
