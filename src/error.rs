@@ -140,6 +140,16 @@ impl Error {
                 what,
                 expanded: Some(offset),
             },
+            // A stored external stream's own checksum (MXCS).
+            Error::Checksum {
+                offset,
+                stored,
+                computed,
+            } => Error::Checksum {
+                offset: map(offset),
+                stored,
+                computed,
+            },
             other => other,
         }
     }
