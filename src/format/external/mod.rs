@@ -59,6 +59,15 @@ pub fn seal(out: &mut crate::format::sink::Sink, start: usize) {
     out.put(&crc.to_be_bytes());
 }
 
+/// Rewrites the last 4 bytes of a checksummed stream (external version 5
+/// or compressed version 4) as the checksum of the others: for tests and
+/// fuzzing, which alter a stream and want the reader past its checksum.
+pub fn reseal(bytes: &mut [u8]) {
+    let n = bytes.len() - CHECKSUM_LEN;
+    let crc = checksum(&bytes[..n]);
+    bytes[n..].copy_from_slice(&crc.to_be_bytes());
+}
+
 /// The header's hyper for a signature hash (below 2^61), big-endian.
 pub fn version_and_hash(hash: u64) -> [u8; 8] {
     (u64::from(VERSION) << 61 | hash).to_be_bytes()
