@@ -78,15 +78,21 @@ pub fn detect(bytes: &[u8]) -> std::result::Result<Representation, mpix_marshal:
     if EXTERNAL.iter().any(|m| magic == *m) {
         return Ok(Representation::External);
     }
-    let distance = |m: &[u8; 4]| -> u32 { m.iter().zip(magic).map(|(a, b)| (a ^ b).count_ones()).sum() };
-    if let Some((_, rep)) = CHECKSUMMED.iter().find(|(m, _)| distance(m) <= 1) {
-        return Ok(*rep);
-    }
     if COMPRESSED.iter().any(|(m, _)| magic == *m) {
         return Ok(Representation::Compressed);
     }
     if magic == internal_magic() {
         return Ok(Representation::Internal);
+    }
+    // A damaged magic word: the representation whose checksum then fails.
+    let distance = |m: &[u8; 4]| -> u32 {
+        m.iter()
+            .zip(magic)
+            .map(|(a, b)| (a ^ b).count_ones())
+            .sum()
+    };
+    if let Some((_, rep)) = CHECKSUMMED.iter().find(|(m, _)| distance(m) <= 1) {
+        return Ok(*rep);
     }
     Err(mpix_marshal::Error::Corrupt {
         offset: 0,

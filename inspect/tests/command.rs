@@ -88,7 +88,7 @@ fn dump_json_is_one_object_with_every_level() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
     assert_eq!(j["representation"], "external");
-    assert_eq!(j["format_version"], 4);
+    assert_eq!(j["format_version"], 5);
     let root = &j["root"];
     assert_eq!(root["combiner"], "MPI_COMBINER_STRUCT");
     assert_eq!(root["name"], "particle");

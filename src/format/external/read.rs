@@ -54,8 +54,12 @@ pub fn open(bytes: &[u8]) -> Result<Opened<'_>> {
         ));
     };
     if magic != MAGIC && checksum.is_some() {
-        // Its checksum holds: a stream made so, not a flipped bit.
-        return Err(Error::corrupt(0, format!("unknown magic word {magic:#010x}")));
+        // Its checksum holds: not a flipped bit, another stream (such as a
+        // compressed one, "MXCP" is one bit from "MXCT").
+        return Err(Error::corrupt(
+            0,
+            format!("not an mpix-marshal external stream (first word {magic:#010x}, expected {MAGIC:#010x} \"MXCT\")"),
+        ));
     }
     let hash = header(body, version)?;
     Ok(Opened {
