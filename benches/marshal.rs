@@ -586,10 +586,11 @@ fn bench(
         let crc = if rep == Representation::Internal {
             0.0
         } else {
-            timer.time(|| {
-                black_box(checksum(black_box(&bytes)));
-            })
-            .0
+            timer
+                .time(|| {
+                    black_box(checksum(black_box(&bytes)));
+                })
+                .0
         };
         let unmarshal_unchecked = unchecked(rep, &bytes).map(|old| {
             timer

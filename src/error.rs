@@ -104,7 +104,12 @@ impl Error {
     }
 
     /// A truncation at `offset`, `left` bytes before the end.
-    pub(crate) fn truncated(what: &'static str, offset: usize, needed: usize, left: usize) -> Error {
+    pub(crate) fn truncated(
+        what: &'static str,
+        offset: usize,
+        needed: usize,
+        left: usize,
+    ) -> Error {
         Error::Truncated {
             what,
             offset,

@@ -824,7 +824,12 @@ fn invalid_argument_undecodable_arguments() {
             })
             .collect()
     };
-    let mut ext = [&mpix_marshal::testing::external::header(0)[..], &body(true), &[0; 4]].concat();
+    let mut ext = [
+        &mpix_marshal::testing::external::header(0)[..],
+        &body(true),
+        &[0; 4],
+    ]
+    .concat();
     reseal(&mut ext);
     let stored = sealed(
         [

@@ -7,8 +7,8 @@
 
 mod common;
 use common::*;
-use mpix_marshal::testing::mpi::Datatype;
 use mpix_marshal::testing::external;
+use mpix_marshal::testing::mpi::Datatype;
 use mpix_marshal::{marshal, stream_checksum, type_tree, unmarshal, Representation};
 use std::path::Path;
 

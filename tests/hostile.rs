@@ -44,7 +44,9 @@ fn every_strict_prefix_is_refused() {
             let bytes = marshal(rep, c.datatype).unwrap();
             for len in 0..bytes.len() {
                 match unmarshal(rep, &bytes[..len]) {
-                    Err(Error::Truncated { .. } | Error::Corrupt { .. } | Error::Checksum { .. }) => {}
+                    Err(
+                        Error::Truncated { .. } | Error::Corrupt { .. } | Error::Checksum { .. },
+                    ) => {}
                     other => panic!("{} {rep:?}: prefix of {len} bytes: {other:?}", c.name),
                 }
             }

@@ -14,7 +14,7 @@ use mpix_marshal::testing::mpi;
 use mpix_marshal::testing::tree::validate;
 use mpix_marshal::{read, unmarshal, Representation};
 use mpix_marshal_fuzz::{
-    as_rebuilt, resealed, assert_read_error, check_decoded, check_rebuilt, mpi_init, REPS,
+    as_rebuilt, assert_read_error, check_decoded, check_rebuilt, mpi_init, resealed, REPS,
 };
 
 fuzz_target!(|data: &[u8]| {

@@ -85,12 +85,8 @@ pub fn detect(bytes: &[u8]) -> std::result::Result<Representation, mpix_marshal:
         return Ok(Representation::Internal);
     }
     // A damaged magic word: the representation whose checksum then fails.
-    let distance = |m: &[u8; 4]| -> u32 {
-        m.iter()
-            .zip(magic)
-            .map(|(a, b)| (a ^ b).count_ones())
-            .sum()
-    };
+    let distance =
+        |m: &[u8; 4]| -> u32 { m.iter().zip(magic).map(|(a, b)| (a ^ b).count_ones()).sum() };
     if let Some((_, rep)) = CHECKSUMMED.iter().find(|(m, _)| distance(m) <= 1) {
         return Ok(*rep);
     }

@@ -177,7 +177,9 @@ fn check_gives_the_byte_offset_and_item_of_a_corrupt_stream() {
     let o = run_with_input(&["check", "-"], Some(&bad));
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("checksum mismatch: the stream's CRC-32C (at byte 40) is 0x0d40c3d5, its bytes give 0x"),
+        stderr(&o).contains(
+            "checksum mismatch: the stream's CRC-32C (at byte 40) is 0x0d40c3d5, its bytes give 0x"
+        ),
         "{}",
         stderr(&o)
     );
@@ -240,7 +242,11 @@ fn check_strict_refuses_a_stream_without_a_checksum() {
         .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no offset: {err}"));
-    assert!(at <= cut.len(), "offset {at} past the {} bytes: {err}", cut.len());
+    assert!(
+        at <= cut.len(),
+        "offset {at} past the {} bytes: {err}",
+        cut.len()
+    );
     assert!(err.contains("of the expanded external stream"), "{err}");
 }
 

@@ -503,7 +503,11 @@ fn varint_offset(v: &[u8], at: usize) -> usize {
         return at - EXT_MAGIC_LEN;
     }
     let word = (at - EXT_HEADER_LEN) / 4;
-    let ends = v.iter().enumerate().skip(head).filter(|(_, &b)| b & 0x80 == 0);
+    let ends = v
+        .iter()
+        .enumerate()
+        .skip(head)
+        .filter(|(_, &b)| b & 0x80 == 0);
     match word.checked_sub(1) {
         None => head.min(v.len()),
         Some(prev) => ends.map(|(i, _)| i + 1).nth(prev).unwrap_or(v.len()),

@@ -3,9 +3,7 @@
 //! visitor. (`signature::stream::read` checks the header's hash against
 //! the tree's.)
 
-use super::{
-    Encoding, CHECKSUM_LEN, HASH_AT, HEADER_LEN, MAGIC, MAGIC_V4, VERSION, VERSION_V4,
-};
+use super::{Encoding, CHECKSUM_LEN, HASH_AT, HEADER_LEN, MAGIC, MAGIC_V4, VERSION, VERSION_V4};
 use crate::error::{Error, Result};
 use crate::format::codes::{Combiner, Distribution, Order, Predefined};
 use crate::format::layout::Children;
