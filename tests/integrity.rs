@@ -138,3 +138,28 @@ fn a_version_4_stream_has_no_checksum_to_catch_a_flip() {
     let t = unmarshal(Representation::External, &flipped).unwrap();
     free(t);
 }
+
+/// A repeated marshal copies the checksum cached with the type's recorded
+/// stream when its names are unchanged, and computes it anew when a name
+/// changed: either way the checksum is that of the bytes.
+#[test]
+fn a_repeated_marshal_has_the_checksum_of_its_bytes() {
+    init();
+    let t = record();
+    for rep in [Representation::External, Representation::Compressed] {
+        let first = marshal(rep, t).unwrap();
+        let again = marshal(rep, t).unwrap();
+        assert_eq!(first, again, "{rep:?}");
+        assert!(matches!(stream_checksum(rep, &again), Ok(Some(_))));
+    }
+    let t = set_name(t, "renamed record");
+    let renamed = marshal(Representation::External, t).unwrap();
+    assert!(renamed.windows(14).any(|w| w == b"renamed record"));
+    assert!(matches!(
+        stream_checksum(Representation::External, &renamed),
+        Ok(Some(_))
+    ));
+    let back = unmarshal(Representation::External, &renamed).unwrap();
+    free(back);
+    free(t);
+}

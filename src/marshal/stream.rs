@@ -80,8 +80,7 @@ pub fn with_stream<R>(
                 // The hash is written once the traversal has computed it.
                 let header = external::header(0);
                 let at = Some(external::HASH_AT);
-                write_stream(datatype, sink, &header, at, Encoding::Xdr, rep.c_name())
-                    .map(|()| external::seal(sink, 0))
+                write_stream(datatype, sink, &header, at, Encoding::Xdr, rep.c_name(), true)
             }
             Representation::Internal => {
                 let header = internal::header(build_id());
@@ -92,6 +91,7 @@ pub fn with_stream<R>(
                     None,
                     Encoding::Native,
                     rep.c_name(),
+                    false,
                 )
             }
         };
