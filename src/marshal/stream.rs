@@ -80,7 +80,15 @@ pub fn with_stream<R>(
                 // The hash is written once the traversal has computed it.
                 let header = external::header(0);
                 let at = Some(external::HASH_AT);
-                write_stream(datatype, sink, &header, at, Encoding::Xdr, rep.c_name(), true)
+                write_stream(
+                    datatype,
+                    sink,
+                    &header,
+                    at,
+                    Encoding::Xdr,
+                    rep.c_name(),
+                    true,
+                )
             }
             Representation::Internal => {
                 let header = internal::header(build_id());
