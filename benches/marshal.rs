@@ -14,6 +14,7 @@
 //! `cargo bench --bench marshal [-- --quick] [--only TEXT]`
 
 use mpix_marshal::testing::codes::{Combiner, Predefined};
+use mpix_marshal::testing::external::checksum;
 use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self, Contents, Datatype, Local, MPI_Aint};
 use mpix_marshal::testing::tree::{Kind, Node};
@@ -392,6 +393,13 @@ struct RepRow {
     /// The same through the C API (`MPIX_Type_marshal`), as C programs call it.
     c_again: f64,
     unmarshal: f64,
+    /// CRC-32C of the stream alone: what the checksum adds to a marshal
+    /// (external and compressed; 0 for internal, which has none).
+    crc: f64,
+    /// Unmarshal of the same stream in the version without a checksum
+    /// (external version 4; compressed version 3 when it is a varint or
+    /// stored form): the same run's baseline. None where there is none.
+    unmarshal_unchecked: Option<f64>,
 }
 
 struct Row {
@@ -419,6 +427,11 @@ impl Row {
             mine.again = mine.again.min(theirs.again);
             mine.c_again = mine.c_again.min(theirs.c_again);
             mine.unmarshal = mine.unmarshal.min(theirs.unmarshal);
+            mine.crc = mine.crc.min(theirs.crc);
+            mine.unmarshal_unchecked = mine
+                .unmarshal_unchecked
+                .zip(theirs.unmarshal_unchecked)
+                .map(|(a, b)| a.min(b));
         }
         self.marshal_floor = self.marshal_floor.min(other.marshal_floor);
         self.marshal_floor_names = self.marshal_floor_names.min(other.marshal_floor_names);
@@ -477,6 +490,37 @@ fn time_fresh(timer: &Timer, stream: &[u8], mut visit: impl FnMut(Datatype)) -> 
         }
     }
     best
+}
+
+/// The stream of the version before the checksum that holds the same
+/// type: an external version-4 stream ("MXDT", version 4, no checksum),
+/// or a compressed version-3 varint or stored form; None for the deflated
+/// form and the internal representation.
+fn unchecked(rep: Representation, bytes: &[u8]) -> Option<Vec<u8>> {
+    let v4 = |ext: &[u8]| {
+        let mut old = ext[..ext.len() - 4].to_vec();
+        old[..4].copy_from_slice(b"MXDT");
+        old[4] = old[4] & 0x1f | 4 << 5;
+        old
+    };
+    let body = &bytes[..bytes.len().saturating_sub(4)];
+    match (rep, bytes.get(..4)) {
+        (Representation::External, _) => Some(v4(bytes)),
+        (Representation::Compressed, Some(b"MXCP")) => {
+            let mut old = body.to_vec();
+            old[..4].copy_from_slice(b"MXDP");
+            old[4] = old[4] & 0x1f | 4 << 5;
+            Some(old)
+        }
+        (Representation::Compressed, Some(b"MXCS")) => {
+            let ext = v4(&body[8..]);
+            let mut old = b"MXDS".to_vec();
+            old.extend_from_slice(&(ext.len() as u32).to_be_bytes());
+            old.extend_from_slice(&ext);
+            Some(old)
+        }
+        _ => None,
+    }
 }
 
 /// Measures one type. `sweep` rotates the order the representations are
@@ -539,6 +583,27 @@ fn bench(
                 }
             })
             .0;
+        let crc = if rep == Representation::Internal {
+            0.0
+        } else {
+            timer
+                .time(|| {
+                    black_box(checksum(black_box(&bytes)));
+                })
+                .0
+        };
+        let unmarshal_unchecked = unchecked(rep, &bytes).map(|old| {
+            timer
+                .time(|| {
+                    let back = unmarshal(rep, black_box(&old)).unwrap();
+                    if derived {
+                        release(back);
+                    } else {
+                        black_box(back);
+                    }
+                })
+                .0
+        });
         reps.push(RepRow {
             rep,
             bytes: bytes.len(),
@@ -546,6 +611,8 @@ fn bench(
             again,
             c_again,
             unmarshal: unmarshal_t,
+            crc,
+            unmarshal_unchecked,
         });
     }
     reps.sort_by_key(|r| REPS.iter().position(|&x| x == r.rep));
@@ -832,6 +899,32 @@ fn main() {
     println!("+names: the marshal floor with MPI_Type_get_name on every derived level (names are kept, so a marshal cannot avoid it; not the issue's floor); its ratio is external first marshal / it");
     println!("/floor n/a: the unmarshal floor of a predefined type makes no MPI call (excluded from the goals)");
     println!("compressed: a thread deflates each distinct external stream once (it remembers its last 8 of up to 64 KiB), so a fresh handle of a type already compressed costs its external marshal plus a copy; small streams are not deflated at all");
+    println!();
+
+    // The checksum's cost, beside the same run's figures without it.
+    println!("checksum: crc = CRC-32C of the stream alone (what a first marshal of a derived type adds, /first its share; a repeated marshal and a predefined type's copy the cached checksum; an external unmarshal verifies the same bytes); unmarshal v4/v3 = the same type's stream of the version without a checksum (external 4, compressed 3 varints or stored; n/a: deflated), +% = the checksum's unmarshal cost");
+    println!(
+        "{:<24} {:<10} {:>7} | {:>10} {:>10} {:>8} | {:>10} {:>10} {:>8}",
+        "type", "rep", "bytes", "marshal", "crc", "/first", "unmarshal", "v4/v3", "+%"
+    );
+    for r in &rows {
+        for x in r.reps.iter().filter(|x| x.rep != Representation::Internal) {
+            let pct = |a: f64, b: f64| format!("{:.1}%", 100.0 * a / b);
+            println!(
+                "{:<24} {:<10} {:>7} | {:>10} {:>10} {:>8} | {:>10} {:>10} {:>8}",
+                r.name,
+                format!("{:?}", x.rep).to_lowercase(),
+                x.bytes,
+                fmt_time(x.first),
+                fmt_time(x.crc),
+                pct(x.crc, x.first - x.crc),
+                fmt_time(x.unmarshal),
+                x.unmarshal_unchecked.map_or("n/a".into(), fmt_time),
+                x.unmarshal_unchecked
+                    .map_or("n/a".into(), |u| pct(x.unmarshal - u, u)),
+            );
+        }
+    }
     println!();
 
     let report = |what: &str, failed: Vec<String>| {

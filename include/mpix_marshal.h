@@ -139,6 +139,11 @@ typedef enum MPIX_Marshal_err {
    identifier the receiver never cached (`MPIX_Type_recv`, `MPIX_Type_bcast`).
    */
   MPIX_MARSHAL_ERR_EXCHANGE = 8,
+  /*
+   The stream's checksum is not that of its bytes: it was damaged after
+   it was written; the error string names the stored and computed values.
+   */
+  MPIX_MARSHAL_ERR_CHECKSUM = 9,
 } MPIX_Marshal_err;
 
 /*

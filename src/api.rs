@@ -84,6 +84,19 @@ pub fn write(rep: Representation, tree: &Node) -> Result<Vec<u8>> {
     }
 }
 
+/// The checksum of an external or compressed stream, verified against its
+/// bytes (a mismatch is `Error::Checksum`); None for a stream of a version
+/// without one (external version 4, compressed version 3) and for the
+/// internal representation, which has none. Nothing past the checksum and
+/// the header is read.
+pub fn stream_checksum(rep: Representation, bytes: &[u8]) -> Result<Option<u32>> {
+    match rep {
+        Representation::External => Ok(external::open(bytes)?.checksum),
+        Representation::Compressed => Ok(compressed::open(bytes)?.checksum),
+        Representation::Internal => Ok(None),
+    }
+}
+
 /// The constructor tree of a datatype: its envelope/contents at every
 /// level, with names (the parsed form of its external stream).
 pub fn type_tree(datatype: Datatype) -> Result<Node> {

@@ -20,18 +20,41 @@ pub enum Error {
     )]
     BufferTooSmall { needed: usize, given: usize },
 
-    /// The stream ends before the item it is reading.
-    #[error("truncated stream: {what} at byte {offset} needs {needed} bytes, {left} are left")]
+    /// The stream ends before the item it is reading. `offset` is in the
+    /// bytes the caller passed; in a compressed stream, `expanded` is the
+    /// offset in the external stream it expanded to.
+    #[error(
+        "truncated stream: {what} at byte {offset}{} needs {needed} bytes, {left} are left",
+        expanded_note(.expanded)
+    )]
     Truncated {
         what: &'static str,
         offset: usize,
         needed: usize,
         left: usize,
+        expanded: Option<usize>,
     },
 
-    /// The stream holds a value the format does not allow.
-    #[error("corrupt stream at byte {offset}: {what}")]
-    Corrupt { offset: usize, what: String },
+    /// The stream holds a value the format does not allow (offsets as for
+    /// `Truncated`).
+    #[error("corrupt stream at byte {offset}{}: {what}", expanded_note(.expanded))]
+    Corrupt {
+        offset: usize,
+        what: String,
+        expanded: Option<usize>,
+    },
+
+    /// The stream's checksum is not that of its bytes: it was damaged
+    /// after it was written (or cut short). Nothing was parsed.
+    #[error(
+        "checksum mismatch: the stream's CRC-32C (at byte {offset}) is {stored:#010x}, \
+         its bytes give {computed:#010x}: the stream is damaged or truncated"
+    )]
+    Checksum {
+        offset: usize,
+        stored: u32,
+        computed: u32,
+    },
 
     /// The stream or type is well formed, but the local MPI cannot build or
     /// describe it (a removed construct, large counts on an MPI-3 library).
@@ -60,6 +83,14 @@ pub enum Error {
     },
 }
 
+/// " (byte N of the expanded external stream)", or nothing.
+fn expanded_note(expanded: &Option<usize>) -> String {
+    match expanded {
+        Some(at) => format!(" (byte {at} of the expanded external stream)"),
+        None => String::new(),
+    }
+}
+
 /// The library's result type.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -68,6 +99,73 @@ impl Error {
         Error::Corrupt {
             offset,
             what: what.to_string(),
+            expanded: None,
+        }
+    }
+
+    /// A truncation at `offset`, `left` bytes before the end.
+    pub(crate) fn truncated(
+        what: &'static str,
+        offset: usize,
+        needed: usize,
+        left: usize,
+    ) -> Error {
+        Error::Truncated {
+            what,
+            offset,
+            needed,
+            left,
+            expanded: None,
+        }
+    }
+
+    /// The error of an expanded external stream, its offset moved into the
+    /// compressed bytes by `map` (the expanded one kept as detail).
+    pub(crate) fn in_compressed(self, map: impl FnOnce(usize) -> usize) -> Error {
+        match self {
+            Error::Truncated {
+                what,
+                offset,
+                needed,
+                left,
+                expanded: None,
+            } => Error::Truncated {
+                what,
+                offset: map(offset),
+                needed,
+                left,
+                expanded: Some(offset),
+            },
+            Error::Corrupt {
+                offset,
+                what,
+                expanded: None,
+            } => Error::Corrupt {
+                offset: map(offset),
+                what,
+                expanded: Some(offset),
+            },
+            // A stored external stream's own checksum (MXCS).
+            Error::Checksum {
+                offset,
+                stored,
+                computed,
+            } => Error::Checksum {
+                offset: map(offset),
+                stored,
+                computed,
+            },
+            other => other,
+        }
+    }
+
+    /// The byte offset an error of the stream names, if any.
+    pub fn offset(&self) -> Option<usize> {
+        match *self {
+            Error::Truncated { offset, .. }
+            | Error::Corrupt { offset, .. }
+            | Error::Checksum { offset, .. } => Some(offset),
+            _ => None,
         }
     }
 

@@ -38,8 +38,8 @@ pub use api::{
     library_collective_point, marshal, marshal_into, marshal_size, predefined_code,
     predefined_datatype, read, recv_type, release_type, resolve_type, send_type,
     set_type_cache_limit, setup_type_exchange, signature_count, signature_hash,
-    signature_prefix_hash, signature_prefix_summary, stream_signature_hash, type_reference,
-    type_tree, unmarshal, write, ReceivedType, Representation, TYPE_REFERENCE_SIZE,
+    signature_prefix_hash, signature_prefix_summary, stream_checksum, stream_signature_hash,
+    type_reference, type_tree, unmarshal, write, ReceivedType, Representation, TYPE_REFERENCE_SIZE,
 };
 pub use compare::{compare, signature_difference, Comparison, Level, SignatureDifference};
 pub use error::{Error, Result};

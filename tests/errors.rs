@@ -21,6 +21,7 @@ use mpix_marshal::testing::attributes;
 use mpix_marshal::testing::capi::*;
 use mpix_marshal::testing::codes::{Predefined, PREDEFINED};
 use mpix_marshal::testing::compressed::{MAGIC_DEFLATE, MAGIC_STORED};
+use mpix_marshal::testing::external::reseal;
 use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::testing::mpi::{self as mpi, Datatype, MPI_Aint, MPI_Count};
 use mpix_marshal::testing::tree::{Kind, Node};
@@ -92,6 +93,12 @@ fn class_of(rc: c_int) -> c_int {
     class
 }
 
+/// `bytes` with its last 4 bytes made its checksum.
+fn sealed(mut bytes: Vec<u8>) -> Vec<u8> {
+    reseal(&mut bytes);
+    bytes
+}
+
 fn kind_name(kind: c_int) -> &'static str {
     [
         "NONE",
@@ -102,6 +109,8 @@ fn kind_name(kind: c_int) -> &'static str {
         "INVALID_ARGUMENT",
         "INTERNAL",
         "ATTRIBUTE",
+        "EXCHANGE",
+        "CHECKSUM",
     ]
     .get(kind as usize)
     .copied()
@@ -373,14 +382,25 @@ fn corrupt() {
         ],
     );
     let k = ErrorKind::Corrupt as c_int;
+    // An altered stream with its checksum made to match again, so that
+    // the reader gets past it to the error under test.
     let with = |bytes: &[u8], i: usize, v: u8| {
         let mut b = bytes.to_vec();
         b[i] = v;
+        if b.starts_with(b"MXC") {
+            reseal(&mut b);
+        }
         b
     };
     for rep in REPS {
         let good = stream(rep, t);
         let name = rep_name(rep);
+        // Cut or lengthened, a checksummed stream fails its checksum.
+        let (cut, cut_words): (c_int, &[&str]) = if rep == Representation::Internal {
+            (k, &["byte"])
+        } else {
+            (ErrorKind::Checksum as c_int, &["checksum mismatch", "byte"])
+        };
         let what = |w: &str| format!("{rep:?}: {w}");
         expect_error(
             &what("empty"),
@@ -388,12 +408,11 @@ fn corrupt() {
             k,
             &["truncated", "byte 0"],
         );
-        // (A stored compressed stream says its length does not match.)
         expect_error(
             &what("one byte short"),
             c_unmarshal(name, &good[..good.len() - 1]),
-            k,
-            &["byte"],
+            cut,
+            cut_words,
         );
         let foreign = b"GIF89a this is not a datatype at all";
         expect_error(
@@ -410,13 +429,28 @@ fn corrupt() {
         );
         let mut trailing = good.clone();
         trailing.extend([0; 4]);
-        // (A stored compressed stream then claims the wrong length.)
         expect_error(
             &what("trailing bytes"),
             c_unmarshal(name, &trailing),
-            k,
-            &["byte"],
+            cut,
+            cut_words,
         );
+        if rep != Representation::Internal {
+            // One flipped bit: the checksum names what it holds and what
+            // the bytes give.
+            let mut flipped = good.clone();
+            flipped[good.len() / 2] ^= 0x10;
+            let stored = u32::from_be_bytes(good[good.len() - 4..].try_into().unwrap());
+            expect_error(
+                &what("a flipped bit"),
+                c_unmarshal(name, &flipped),
+                ErrorKind::Checksum as c_int,
+                &[
+                    &format!("at byte {}", good.len() - 4),
+                    &format!("is {stored:#010x}, its bytes give"),
+                ],
+            );
+        }
     }
     // External: an older version, a header hash not the type's, a value
     // the format forbids.
@@ -424,6 +458,7 @@ fn corrupt() {
     let e = rep_name(Representation::External);
     let mut v1 = ext.clone();
     v1[4..8].copy_from_slice(&0x0001_0000u32.to_be_bytes());
+    reseal(&mut v1);
     expect_error(
         "version 1",
         c_unmarshal(e, &v1),
@@ -482,8 +517,10 @@ fn corrupt() {
         &MAGIC_DEFLATE.to_be_bytes()[..],
         &u32::MAX.to_be_bytes(),
         &[0; 92],
+        &[0; 4],
     ]
     .concat();
+    let bomb = sealed(bomb);
     expect_error(
         "4 GiB claim",
         c_unmarshal(c, &bomb),
@@ -494,20 +531,25 @@ fn corrupt() {
         &MAGIC_DEFLATE.to_be_bytes()[..],
         &16u32.to_be_bytes(),
         &[0xff; 8],
+        &[0; 4],
     ]
     .concat();
+    let bad = sealed(bad);
     expect_error(
         "bad deflate",
         c_unmarshal(c, &bad),
         k,
         &["bad deflate data"],
     );
-    let stored = [
-        &MAGIC_STORED.to_be_bytes()[..],
-        &(ext.len() as u32 + 1).to_be_bytes(),
-        &ext,
-    ]
-    .concat();
+    let stored = sealed(
+        [
+            &MAGIC_STORED.to_be_bytes()[..],
+            &(ext.len() as u32 + 1).to_be_bytes(),
+            &ext,
+            &[0; 4],
+        ]
+        .concat(),
+    );
     expect_error(
         "stored length",
         c_unmarshal(c, &stored),
@@ -782,13 +824,22 @@ fn invalid_argument_undecodable_arguments() {
             })
             .collect()
     };
-    let ext = [&mpix_marshal::testing::external::header(0)[..], &body(true)].concat();
-    let stored = [
-        &MAGIC_STORED.to_be_bytes()[..],
-        &(ext.len() as u32).to_be_bytes(),
-        &ext,
+    let mut ext = [
+        &mpix_marshal::testing::external::header(0)[..],
+        &body(true),
+        &[0; 4],
     ]
     .concat();
+    reseal(&mut ext);
+    let stored = sealed(
+        [
+            &MAGIC_STORED.to_be_bytes()[..],
+            &(ext.len() as u32).to_be_bytes(),
+            &ext,
+            &[0; 4],
+        ]
+        .concat(),
+    );
     let internal = [
         &mpix_marshal::testing::internal::header(mpix_marshal::testing::marshal::build_id())[..],
         &body(false),

@@ -2,11 +2,14 @@
 //! bytes for each type, and reads them back into the type's own tree. The
 //! worked examples of spec/external.md §11 are checked against the same
 //! files. `MPIX_UPDATE_GOLDEN=1` rewrites the files (review the diff).
+//! The vectors of earlier versions (tests/golden/v4/, and the version-3
+//! compressed examples) are read-only: read and checked, no longer written.
 
 mod common;
 use common::*;
+use mpix_marshal::testing::external;
 use mpix_marshal::testing::mpi::Datatype;
-use mpix_marshal::{marshal, type_tree, unmarshal, Representation};
+use mpix_marshal::{marshal, stream_checksum, type_tree, unmarshal, Representation};
 use std::path::Path;
 
 fn cases() -> Vec<(&'static str, &'static str, Datatype)> {
@@ -128,6 +131,80 @@ fn compressed_examples_both_ways() {
             "spec/compressed.md §{section} shows other bytes"
         );
         let back = unmarshal(Representation::Compressed, &written).unwrap();
+        assert_eq!(
+            type_tree(back).unwrap(),
+            type_tree(t).unwrap(),
+            "§{section}"
+        );
+        free(back);
+        free(t);
+    }
+}
+
+/// CRC-32C is the checksum: its check value (the CRC of "123456789",
+/// RFC 3720 B.4 and every CRC catalogue), and the checksum of each golden
+/// vector is that function of its other bytes.
+#[test]
+fn the_checksum_is_crc32c() {
+    assert_eq!(external::checksum(b"123456789"), 0xe306_9283);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for (file, _, _) in cases() {
+        let v5 = std::fs::read(dir.join(file)).unwrap();
+        let (body, crc) = v5.split_at(v5.len() - 4);
+        assert_eq!(
+            external::checksum(body).to_be_bytes(),
+            crc,
+            "{file}: its last word is not the CRC-32C of the rest"
+        );
+        assert_eq!(
+            stream_checksum(Representation::External, &v5),
+            Ok(Some(u32::from_be_bytes(crc.try_into().unwrap())))
+        );
+    }
+}
+
+/// The version-4 vectors (no checksum) are still read, into the same trees,
+/// and `stream_checksum` says they have none. Each is its version-5
+/// vector with magic "MXDT", version 4 and no checksum: the node grammar
+/// did not change.
+#[test]
+fn version_4_vectors_are_still_read() {
+    init();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for (file, _, t) in cases() {
+        let v4 = std::fs::read(dir.join("v4").join(file)).unwrap();
+        assert_eq!(&v4[..4], b"MXDT", "{file}");
+        assert_eq!(v4[4] >> 5, 4, "{file}: version 4");
+        assert_eq!(stream_checksum(Representation::External, &v4), Ok(None));
+        let back = unmarshal(Representation::External, &v4).unwrap();
+        assert_eq!(
+            type_tree(back).unwrap(),
+            type_tree(t).unwrap(),
+            "{file}: the version-4 vector reads back into another tree"
+        );
+        let v5 = std::fs::read(dir.join(file)).unwrap();
+        let mut as_v4 = v5[..v5.len() - 4].to_vec();
+        as_v4[..4].copy_from_slice(b"MXDT");
+        as_v4[4] = as_v4[4] & 0x1f | 4 << 5;
+        assert_eq!(as_v4, v4, "{file}: version 5 is version 4 and a checksum");
+        free(back);
+        free(t);
+    }
+}
+
+/// Version 3's compressed examples (no checksum; a version-4 external
+/// stream inside) are still read: spec/compressed.md §4.3 and §4.4.
+#[test]
+fn version_3_compressed_examples_are_still_read() {
+    init();
+    let spec =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("spec/compressed.md"))
+            .unwrap();
+    for (section, t) in [("4.3", named("MPI_INT")), ("4.4", paper_indexed())] {
+        let old = spec_hex(&spec, section);
+        assert_eq!(&old[..4], b"MXDP", "§{section}");
+        assert_eq!(stream_checksum(Representation::Compressed, &old), Ok(None));
+        let back = unmarshal(Representation::Compressed, &old).unwrap();
         assert_eq!(
             type_tree(back).unwrap(),
             type_tree(t).unwrap(),

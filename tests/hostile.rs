@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use mpix_marshal::testing::external::{self, Encoding, MAGIC, VERSION};
+use mpix_marshal::testing::external::{self, reseal, Encoding, MAGIC, MAGIC_V4, VERSION};
 use mpix_marshal::testing::signature::{self, HashKind};
 use mpix_marshal::{marshal, type_tree, unmarshal, Error, Representation};
 
@@ -25,6 +25,7 @@ fn unmarshal_ok_or_refused(rep: Representation, bytes: &[u8], what: &str) {
         Err(
             Error::Corrupt { .. }
             | Error::Truncated { .. }
+            | Error::Checksum { .. }
             | Error::InvalidArgument(_)
             | Error::Unsupported(_),
         ) => {}
@@ -43,7 +44,9 @@ fn every_strict_prefix_is_refused() {
             let bytes = marshal(rep, c.datatype).unwrap();
             for len in 0..bytes.len() {
                 match unmarshal(rep, &bytes[..len]) {
-                    Err(Error::Truncated { .. } | Error::Corrupt { .. }) => {}
+                    Err(
+                        Error::Truncated { .. } | Error::Corrupt { .. } | Error::Checksum { .. },
+                    ) => {}
                     other => panic!("{} {rep:?}: prefix of {len} bytes: {other:?}", c.name),
                 }
             }
@@ -69,6 +72,11 @@ fn single_byte_corruptions_never_crash() {
                     bad[i] = v;
                     let what = format!("{} {rep:?} byte {i} = {v:#x}", c.name);
                     unmarshal_ok_or_refused(rep, &bad, &what);
+                    // With its checksum made to match: the parser's turn.
+                    if rep != Representation::Internal && i < good.len() - 4 {
+                        reseal(&mut bad);
+                        unmarshal_ok_or_refused(rep, &bad, &format!("{what}, resealed"));
+                    }
                 }
             }
         }
@@ -92,6 +100,11 @@ fn words(w: &[u32]) -> Vec<u8> {
             .unwrap_or(0);
         bytes[4..12].copy_from_slice(&external::version_and_hash(hash));
     }
+    // And its checksum, so that it gets past it.
+    if w.first() == Some(&MAGIC) {
+        bytes.extend([0; 4]);
+        reseal(&mut bytes);
+    }
     bytes
 }
 
@@ -106,18 +119,23 @@ fn hostile_streams_get_precise_errors() {
             vec![0x89504e47, VERSION << 29, 0, INT],
             "not an mpix-marshal",
         ),
-        ("future version", vec![MAGIC, 5 << 29, 0, INT], "version 5"),
+        ("future version", vec![MAGIC, 6 << 29, 0, INT], "version 6"),
         (
             "version 3",
-            vec![MAGIC, 3 << 29, 0, INT],
+            vec![MAGIC_V4, 3 << 29, 0, INT],
             "version 3 streams number the Fortran",
         ),
         (
             "version 2",
-            vec![MAGIC, 2 << 29, 0, INT],
+            vec![MAGIC_V4, 2 << 29, 0, INT],
             "version 2 streams do not record the bounds",
         ),
-        ("older version", vec![MAGIC, 1 << 16, INT], "version 1"),
+        ("older version", vec![MAGIC_V4, 1 << 16, INT], "version 1"),
+        (
+            "version 5 behind the version-4 magic",
+            vec![MAGIC_V4, VERSION << 29, 0, INT],
+            "version 5 behind magic word 0x4d584454",
+        ),
         (
             "hash out of range",
             vec![MAGIC, VERSION << 29 | 0x1fff_ffff, 0xffff_ffff, INT],
@@ -348,8 +366,11 @@ fn nesting_past_the_limit_is_refused_without_overflow() {
 #[test]
 fn compressed_streams_are_bounded() {
     use flate2::{write::DeflateEncoder, Compression};
+    // Hand-made streams of version 3 (no checksum: the bounds are checked
+    // by the same code in version 4, after its checksum).
     use mpix_marshal::testing::compressed::{
-        to_varints, MAGIC_DEFLATE, MAGIC_DEFLATE_V1, MAGIC_STORED, MAGIC_VARINTS, MAX_EXPANDED,
+        to_varints, MAGIC_DEFLATE_V1, MAGIC_DEFLATE_V3 as MAGIC_DEFLATE,
+        MAGIC_STORED_V3 as MAGIC_STORED, MAGIC_VARINTS, MAGIC_VARINTS_V3, MAX_EXPANDED,
     };
     use std::io::Write;
     init();
@@ -422,7 +443,8 @@ fn compressed_streams_are_bounded() {
         "claims to expand",
     );
     // Stored: the length must match.
-    let ext = marshal(Representation::External, named("MPI_INT")).unwrap();
+    let v5 = marshal(Representation::External, named("MPI_INT")).unwrap();
+    let ext = as_version_4(&v5);
     refuse(&stream(MAGIC_STORED, ext.len() as u32 + 1, &ext), "claims");
     assert!(unmarshal(
         Representation::Compressed,
@@ -453,11 +475,15 @@ fn compressed_streams_are_bounded() {
     refuse(&ext, "not an mpix-marshal compressed stream");
     // The varint form as is (MXDP): read back; cut short, non-canonical,
     // with bytes after its last word, or without its header: refused.
-    let mxdp = |form: &[u8]| [&MAGIC_VARINTS.to_be_bytes()[..], form].concat();
+    let mxdp = |form: &[u8]| [&MAGIC_VARINTS_V3.to_be_bytes()[..], form].concat();
+    let mut form5 = Vec::new();
+    to_varints(&v5[..v5.len() - 4], &mut form5);
+    let mut mxcp = [&MAGIC_VARINTS.to_be_bytes()[..], &form5, &[0; 4]].concat();
+    reseal(&mut mxcp);
     assert_eq!(
         marshal(Representation::Compressed, named("MPI_INT")).unwrap(),
-        mxdp(&form),
-        "MPI_INT is written as its varint form"
+        mxcp,
+        "MPI_INT is written as its varint form, then its checksum"
     );
     assert!(unmarshal(Representation::Compressed, &mxdp(&form)).is_ok());
     let mut cut = form.clone();

@@ -27,8 +27,12 @@ pub enum Command {
     /// first difference. Exit status: 0 equal, 1 different, 2 error.
     #[command(after_long_help = examples_help("diff"))]
     Diff(DiffArgs),
-    /// Validate a stream. Exit status: 0 valid, 1 invalid (the message
-    /// gives the byte offset and the item), 2 error (unreadable file).
+    /// Validate a stream: its checksum (external and compressed streams of
+    /// the current versions carry a CRC-32C of all their bytes), its syntax
+    /// (every format rule, the header's signature hash against the type),
+    /// and that this MPI rebuilds it. Exit status: 0 valid, 1 invalid (the
+    /// message gives the byte offset and the item), 2 error (unreadable
+    /// file).
     #[command(after_long_help = examples_help("check"))]
     Check(CheckArgs),
     /// Rewrite a stream in another representation (the tree is unchanged).
@@ -153,6 +157,11 @@ pub struct CheckArgs {
     /// Only read the stream; do not rebuild the type with the local MPI.
     #[arg(long)]
     pub no_rebuild: bool,
+    /// Also refuse (exit status 1) a stream that carries no checksum: an
+    /// external stream of version 4, a compressed one of version 3, any
+    /// internal stream.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]
@@ -298,6 +307,10 @@ pub const EXAMPLES: &[(&str, &[Example])] = &[
             Example {
                 line: "mpix-marshal check --no-rebuild --from external blob.bin",
                 does: "Only read it, as an external stream whatever its magic word.",
+            },
+            Example {
+                line: "mpix-marshal check --strict archive.mxdt",
+                does: "Also refuse a stream that carries no checksum (written before version 5).",
             },
         ],
     ),

@@ -17,6 +17,10 @@ pub enum Error {
         path: PathBuf,
         source: mpix_marshal::Error,
     },
+    /// `check --strict`: a valid stream without a checksum (`what` says
+    /// which, with its path).
+    #[error("{what}; --strict refuses a stream without a checksum (convert it to write one)")]
+    Unchecked { path: PathBuf, what: String },
     /// The local MPI could not start, or refused a call.
     #[error("MPI: {0}")]
     Mpi(String),
@@ -30,7 +34,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether the error is the stream's fault (corrupt, truncated, or
+    /// Whether the error is the stream's fault (corrupt, truncated, damaged, or
     /// describing a type no MPI accepts), rather than the file system's
     /// or the MPI's.
     pub fn is_invalid_stream(&self) -> bool {
@@ -39,6 +43,7 @@ impl Error {
             Error::Stream {
                 source: mpix_marshal::Error::Corrupt { .. }
                     | mpix_marshal::Error::Truncated { .. }
+                    | mpix_marshal::Error::Checksum { .. }
                     | mpix_marshal::Error::InvalidArgument(_),
                 ..
             }

@@ -112,7 +112,7 @@ pub fn run(command: Command) -> Result<u8> {
                 }
                 Err(e) => return Err(e),
             };
-            match check::verdict(&s, !a.no_rebuild) {
+            match check::verdict(&s, !a.no_rebuild, a.strict) {
                 check::Verdict::Valid(msg) | check::Verdict::ValidNotHere(msg) => {
                     print(&format!("{msg}\n"))?;
                     Ok(SAME)

@@ -88,7 +88,7 @@ fn dump_json_is_one_object_with_every_level() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
     assert_eq!(j["representation"], "external");
-    assert_eq!(j["format_version"], 4);
+    assert_eq!(j["format_version"], 5);
     let root = &j["root"];
     assert_eq!(root["combiner"], "MPI_COMBINER_STRUCT");
     assert_eq!(root["name"], "particle");
@@ -160,7 +160,7 @@ fn check_gives_the_byte_offset_and_item_of_a_corrupt_stream() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
         stdout(&o),
-        "tests/golden/halo_vector.mxdt: valid external stream, format version 4, 40 bytes, root MPI_COMBINER_VECTOR; rebuilt on this MPI\n"
+        "tests/golden/halo_vector.mxdt: valid external stream, format version 5, 44 bytes, checksum CRC-32C 0x0d40c3d5 verified, root MPI_COMBINER_VECTOR; rebuilt on this MPI\n"
     );
     let good = std::fs::read(golden("halo_vector.mxdt")).unwrap();
     // Every truncation is refused with exit status 1 and a byte offset.
@@ -171,13 +171,15 @@ fn check_gives_the_byte_offset_and_item_of_a_corrupt_stream() {
         assert!(err.starts_with("mpix-marshal: invalid: -: "), "{err}");
         assert!(err.contains("at byte"), "cut at {n}: {err}");
     }
-    // A flipped signature hash: the header's hash is not the tree's.
+    // A flipped bit of the signature hash: the checksum says so first.
     let mut bad = good.clone();
     bad[11] ^= 1;
     let o = run_with_input(&["check", "-"], Some(&bad));
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("corrupt stream at byte 4: the header's signature hash"),
+        stderr(&o).contains(
+            "checksum mismatch: the stream's CRC-32C (at byte 40) is 0x0d40c3d5, its bytes give 0x"
+        ),
         "{}",
         stderr(&o)
     );
@@ -190,6 +192,62 @@ fn check_gives_the_byte_offset_and_item_of_a_corrupt_stream() {
     );
     let o = run(&["check", "missing.mxdt"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A stream without a checksum (the version-4 golden vector) is valid, and
+/// `check` says it has none; `--strict` refuses it, and passes a stream
+/// that has one. A compressed stream's error names its own offset.
+#[test]
+fn check_strict_refuses_a_stream_without_a_checksum() {
+    let v4 = "tests/golden/v4/halo_vector.mxdt";
+    let o = run(&["check", v4]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!("{v4}: valid external stream, format version 4, 40 bytes, no checksum, root MPI_COMBINER_VECTOR; rebuilt on this MPI\n")
+    );
+    let o = run(&["check", "--strict", v4]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("no checksum") && stderr(&o).contains("--strict refuses"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["check", "--strict", "tests/golden/halo_vector.mxdt"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("verified"), "{}", stdout(&o));
+    // A version-3 compressed stream (MXDP) cut short: the error names a
+    // byte of the 20 bytes given, and the expanded offset as detail.
+    let ext = std::fs::read(golden("v4/halo_vector.mxdt")).unwrap();
+    let mut old = b"MXDP".to_vec();
+    old.extend_from_slice(&ext[4..12]);
+    for w in ext[12..].chunks(4) {
+        let mut v = u32::from_be_bytes(w.try_into().unwrap());
+        while v >= 0x80 {
+            old.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        old.push(v as u8);
+    }
+    let o = run_with_input(&["check", "--from", "compressed", "-"], Some(&old));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("no checksum"), "{}", stdout(&o));
+    let cut = &old[..old.len() - 4];
+    let o = run_with_input(&["check", "--from", "compressed", "-"], Some(cut));
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let err = stderr(&o);
+    let at: usize = err
+        .split("at byte ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no offset: {err}"));
+    assert!(
+        at <= cut.len(),
+        "offset {at} past the {} bytes: {err}",
+        cut.len()
+    );
+    assert!(err.contains("of the expanded external stream"), "{err}");
 }
 
 #[test]

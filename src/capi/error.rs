@@ -42,6 +42,9 @@ pub enum ErrorKind {
     /// A type exchange message is malformed or forged, or refers to a type
     /// identifier the receiver never cached (`MPIX_Type_recv`, `MPIX_Type_bcast`).
     Exchange = 8,
+    /// The stream's checksum is not that of its bytes: it was damaged after
+    /// it was written; the error string names the stored and computed values.
+    Checksum = 9,
 }
 
 /// How many kinds are error classes.
@@ -61,7 +64,7 @@ impl ErrorKind {
     /// The kinds that are error classes: all but `None`, in number order
     /// (checked when compiling). A new variant goes here, with its name
     /// in `class_name`.
-    pub(crate) const CLASSES: [ErrorKind; 8] = [
+    pub(crate) const CLASSES: [ErrorKind; 9] = [
         ErrorKind::UnknownRepresentation,
         ErrorKind::BufferTooSmall,
         ErrorKind::Corrupt,
@@ -70,6 +73,7 @@ impl ErrorKind {
         ErrorKind::Internal,
         ErrorKind::Attribute,
         ErrorKind::Exchange,
+        ErrorKind::Checksum,
     ];
 
     /// The kind of a library error. An MPI call's own error keeps its
@@ -83,6 +87,7 @@ impl ErrorKind {
             Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Error::Attribute { .. } => ErrorKind::Attribute,
             Error::Exchange(_) => ErrorKind::Exchange,
+            Error::Checksum { .. } => ErrorKind::Checksum,
             Error::Mpi { .. } => ErrorKind::None,
         }
     }
@@ -102,6 +107,7 @@ impl ErrorKind {
             ErrorKind::Exchange => {
                 c"mpix-marshal: bad type exchange message or unknown type identifier"
             }
+            ErrorKind::Checksum => c"mpix-marshal: checksum mismatch (damaged stream)",
         }
     }
 

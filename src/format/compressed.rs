@@ -11,21 +11,31 @@
 //! spec/compressed.md gives the bytes.
 
 use crate::error::{Error, Result};
+use crate::format::external;
 use crate::format::sink::Sink;
 use crate::scratch::with_buffer;
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
-/// "MXDV": the deflated varint form of an external stream follows the
-/// length word.
-pub const MAGIC_DEFLATE: u32 = 0x4d58_4456;
+/// Version 4's magic words ("MXC" and the form's letter), each 3 bits
+/// from every magic word of version 3 ("MXD" and the same letters). A
+/// version-4 stream ends with the CRC-32C of every byte before it.
+/// "MXCV": the deflated varint form of a checksummed external stream
+/// (without its checksum) follows the length word.
+pub const MAGIC_DEFLATE: u32 = 0x4d58_4356;
+/// "MXCS": the (checksummed) external stream follows the length word.
+pub const MAGIC_STORED: u32 = 0x4d58_4353;
+/// "MXCP": the varint form follows the magic word, with no length word.
+pub const MAGIC_VARINTS: u32 = 0x4d58_4350;
+/// Version 3's magic words, still read (no checksum; their external
+/// stream is of version 4, "MXDT").
+pub const MAGIC_DEFLATE_V3: u32 = 0x4d58_4456;
+pub const MAGIC_STORED_V3: u32 = 0x4d58_4453;
+pub const MAGIC_VARINTS_V3: u32 = 0x4d58_4450;
+/// The checksum's length, at the end of a version-4 stream.
+pub const CHECKSUM_LEN: usize = 4;
 /// "MXDZ": version 1's deflated form (the external stream deflated without
 /// the varint step); refused with a message that says so.
 pub const MAGIC_DEFLATE_V1: u32 = 0x4d58_445a;
-/// "MXDS": the external stream follows the length word, stored.
-pub const MAGIC_STORED: u32 = 0x4d58_4453;
-/// "MXDP": the varint form follows the magic word, with no length word
-/// (version 3).
-pub const MAGIC_VARINTS: u32 = 0x4d58_4450;
 /// Varint forms of at most this many bytes are written as MXDP without
 /// trying deflate, which costs microseconds and rarely helps there.
 pub const SMALL_VARINTS: usize = 96;
@@ -75,7 +85,13 @@ pub fn to_varints(external: &[u8], out: &mut Vec<u8>) {
 /// to `out`. Errors name the offset in the varint form: for MXDP (`stored`
 /// at that offset in the stream), the stream's byte; for MXDV, the offset
 /// in the inflated form (the deflate data has no byte that corresponds).
-fn from_varints(v: &[u8], len: usize, stored: Option<usize>, out: &mut Vec<u8>) -> Result<()> {
+fn from_varints(
+    v: &[u8],
+    len: usize,
+    stored: Option<usize>,
+    form: Form,
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let bad = |at: usize, what: String| match stored {
         Some(base) => Err(Error::corrupt(
             base + at,
@@ -90,8 +106,8 @@ fn from_varints(v: &[u8], len: usize, stored: Option<usize>, out: &mut Vec<u8>) 
     if v.len() < head {
         return bad(v.len(), "it ends inside the header".into());
     }
-    out.reserve_exact(len);
-    out.extend_from_slice(&crate::format::external::MAGIC.to_be_bytes());
+    out.reserve_exact(len + CHECKSUM_LEN);
+    out.extend_from_slice(&form.external_magic().to_be_bytes());
     out.extend_from_slice(&v[..head]);
     let mut i = head;
     for _ in 0..(len - EXT_HEADER_LEN) / 4 {
@@ -210,24 +226,23 @@ fn compress_anew(external: &[u8], out: &mut Sink) -> Result<()> {
         out.put(&len.to_be_bytes());
         out.put(external);
     };
-    // Only what has an external stream's shape has a varint form (the
-    // writer is only given external streams; anything else is stored).
-    let shaped = external.len() >= EXT_HEADER_LEN
-        && external.len() % 4 == 0
-        && external[..4] == crate::format::external::MAGIC.to_be_bytes();
-    if !shaped {
+    // Only a checksummed external stream whose checksum holds has a
+    // varint form (its checksum is dropped and recomputed when it is
+    // expanded); anything else is stored as is.
+    let Some(body) = checksummed_body(external) else {
         stored(out);
+        external::seal(out, start);
         return Ok(());
-    }
+    };
     with_buffer(&CODERS, |c| {
         c.varints.clear();
-        to_varints(external, &mut c.varints);
+        to_varints(body, &mut c.varints);
         let plain = MAGIC_LEN + c.varints.len();
         let deflated = if c.varints.len() <= SMALL_VARINTS {
             None
         } else {
             out.put(&MAGIC_DEFLATE.to_be_bytes());
-            out.put(&len.to_be_bytes());
+            out.put(&(body.len() as u32).to_be_bytes());
             c.compress.reset();
             // Deflate into room the size of the input: if it does not fit,
             // storing is smaller anyway. Totals are counted from here
@@ -237,7 +252,7 @@ fn compress_anew(external: &[u8], out: &mut Sink) -> Result<()> {
             match c.compress.compress(&c.varints, room, FlushCompress::Finish) {
                 // Only what a reader accepts (the expansion limit).
                 Ok(Status::StreamEnd) => Some((c.compress.total_out() - base) as usize)
-                    .filter(|&n| external.len() <= max_claim(n)),
+                    .filter(|&n| body.len() <= max_claim(n)),
                 _ => None,
             }
         };
@@ -259,83 +274,200 @@ fn compress_anew(external: &[u8], out: &mut Sink) -> Result<()> {
             c.varints = Vec::new(); // do not keep a huge buffer per thread
         }
     });
+    external::seal(out, start);
     Ok(())
 }
 
-/// Expands a compressed stream and runs `f` on the external stream.
-pub fn expand<R>(bytes: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
-    if bytes.len() >= MAGIC_LEN && bytes[..MAGIC_LEN] == MAGIC_VARINTS.to_be_bytes() {
-        return expand_varints(&bytes[MAGIC_LEN..], f);
+/// A checksummed external stream without its checksum, when it has that
+/// shape and its checksum holds.
+fn checksummed_body(ext: &[u8]) -> Option<&[u8]> {
+    if ext.len() < EXT_HEADER_LEN + CHECKSUM_LEN
+        || ext.len() % 4 != 0
+        || ext[..4] != external::MAGIC.to_be_bytes()
+    {
+        return None;
     }
-    if bytes.len() < HEADER_LEN {
-        return Err(Error::Truncated {
-            what: "the compressed header",
-            offset: 0,
-            needed: HEADER_LEN,
-            left: bytes.len(),
-        });
-    }
-    let magic = u32::from_be_bytes(bytes[..4].try_into().unwrap());
-    let len = u32::from_be_bytes(bytes[4..8].try_into().unwrap()) as usize;
-    let payload = &bytes[HEADER_LEN..];
-    match magic {
-        MAGIC_STORED => {
-            if len != payload.len() {
-                return Err(Error::corrupt(
-                    4,
-                    format!(
-                        "the stored stream claims {len} bytes, {} follow",
-                        payload.len()
-                    ),
-                ));
-            }
-            f(payload)
+    let (body, crc) = ext.split_at(ext.len() - CHECKSUM_LEN);
+    (external::checksum(body).to_be_bytes() == crc).then_some(body)
+}
+
+/// Which version's forms a stream uses: version 4 ("MXC" magic words,
+/// a checksum last, a version-5 external stream inside) or version 3
+/// ("MXD", neither).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Checksummed,
+    V3,
+}
+
+impl Form {
+    /// The magic word of the external stream its varint forms expand to.
+    fn external_magic(self) -> u32 {
+        match self {
+            Form::Checksummed => external::MAGIC,
+            Form::V3 => external::MAGIC_V4,
         }
-        MAGIC_DEFLATE => {
-            if len > max_claim(payload.len()) {
-                return Err(Error::corrupt(
-                    4,
-                    format!(
-                        "the stream claims to expand to {len} bytes, more than {} (the limit is {MAX_EXPANDED} bytes, and {MAX_RATIO} per compressed byte plus {RATIO_SLACK})",
-                        max_claim(payload.len())
-                    ),
-                ));
-            }
-            if len < EXT_HEADER_LEN || len % 4 != 0 {
-                return Err(Error::corrupt(
-                    4,
-                    format!("the length {len} is not that of an external stream (a multiple of 4, at least {EXT_HEADER_LEN})"),
-                ));
-            }
-            with_buffer(&EXPANDED, |bufs| {
-                let (varints, ext) = (&mut bufs.0, &mut bufs.1);
-                let r = inflate(payload, max_varint_len(len), varints).and_then(|()| {
-                    ext.clear();
-                    from_varints(varints, len, None, ext)?;
-                    f(ext)
-                });
-                for buf in [varints, ext] {
-                    if buf.capacity() > 1 << 20 {
-                        *buf = Vec::new(); // do not keep a huge buffer per thread
-                    }
-                }
-                r
-            })
-        }
-        MAGIC_DEFLATE_V1 => Err(Error::corrupt(
-            0,
-            "a compressed stream of version 1 (\"MXDZ\"), which this library no longer reads",
-        )),
-        _ => Err(Error::corrupt(
-            0,
-            format!("not an mpix-marshal compressed stream (first word {magic:#010x})"),
-        )),
     }
 }
 
-/// An MXDP stream's varint form (after its magic word), expanded. Its
+/// The version-4 magic words, and whether `word` is one of them or one
+/// bit away from one: such a stream's checksum is checked first.
+const CHECKSUMMED: [u32; 3] = [MAGIC_VARINTS, MAGIC_DEFLATE, MAGIC_STORED];
+
+/// A compressed stream opened: its checksum (if any) verified.
+pub struct Opened<'a> {
+    /// The stream without its checksum.
+    pub body: &'a [u8],
+    /// The verified checksum; None for a version-3 stream.
+    pub checksum: Option<u32>,
+}
+
+/// Checks a compressed stream's checksum (if its magic word says it has
+/// one, or is one bit from a word that does), before anything else.
+pub fn open(bytes: &[u8]) -> Result<Opened<'_>> {
+    let Some(magic) = bytes.get(..MAGIC_LEN) else {
+        return Err(Error::truncated(
+            "the magic word",
+            0,
+            MAGIC_LEN,
+            bytes.len(),
+        ));
+    };
+    let magic = u32::from_be_bytes(magic.try_into().expect("4 bytes"));
+    if !CHECKSUMMED.iter().any(|&m| external::near(magic, m)) {
+        return Ok(Opened {
+            body: bytes,
+            checksum: None,
+        });
+    }
+    if bytes.len() < MAGIC_LEN + CHECKSUM_LEN {
+        return Err(Error::truncated(
+            "the checksum",
+            MAGIC_LEN,
+            CHECKSUM_LEN,
+            bytes.len() - MAGIC_LEN,
+        ));
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
+    let stored = u32::from_be_bytes(tail.try_into().expect("4 bytes"));
+    let computed = external::checksum(body);
+    if stored != computed {
+        return Err(Error::Checksum {
+            offset: body.len(),
+            stored,
+            computed,
+        });
+    }
+    Ok(Opened {
+        body,
+        checksum: Some(stored),
+    })
+}
+
+/// Expands a compressed stream and runs `f` on the external stream. The
+/// checksum, if the stream has one, is checked first; the offsets of
+/// `f`'s errors are moved into `bytes` (the expanded offset kept as
+/// detail).
+pub fn expand<R>(bytes: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+    let opened = open(bytes)?;
+    let form = match opened.checksum {
+        Some(_) => Form::Checksummed,
+        None => Form::V3,
+    };
+    let bytes = opened.body;
+    let magic = u32::from_be_bytes(bytes[..MAGIC_LEN].try_into().expect("checked by open"));
+    let (varints, deflate, stored) = match form {
+        Form::Checksummed => (MAGIC_VARINTS, MAGIC_DEFLATE, MAGIC_STORED),
+        Form::V3 => (MAGIC_VARINTS_V3, MAGIC_DEFLATE_V3, MAGIC_STORED_V3),
+    };
+    if magic == varints {
+        return expand_varints(&bytes[MAGIC_LEN..], form, f);
+    }
+    if magic != deflate && magic != stored {
+        return Err(unknown_magic(magic));
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(Error::truncated(
+            "the compressed header",
+            0,
+            HEADER_LEN,
+            bytes.len(),
+        ));
+    }
+    let len = u32::from_be_bytes(bytes[4..8].try_into().unwrap()) as usize;
+    let payload = &bytes[HEADER_LEN..];
+    if magic == stored {
+        if len != payload.len() {
+            return Err(Error::corrupt(
+                4,
+                format!(
+                    "the stored stream claims {len} bytes, {} follow",
+                    payload.len()
+                ),
+            ));
+        }
+        return f(payload).map_err(|e| e.in_compressed(|at| HEADER_LEN + at));
+    }
+    if len > max_claim(payload.len()) {
+        return Err(Error::corrupt(
+            4,
+            format!(
+                "the stream claims to expand to {len} bytes, more than {} (the limit is {MAX_EXPANDED} bytes, and {MAX_RATIO} per compressed byte plus {RATIO_SLACK})",
+                max_claim(payload.len())
+            ),
+        ));
+    }
+    if len < EXT_HEADER_LEN || len % 4 != 0 {
+        return Err(Error::corrupt(
+            4,
+            format!("the length {len} is not that of an external stream (a multiple of 4, at least {EXT_HEADER_LEN})"),
+        ));
+    }
+    with_buffer(&EXPANDED, |bufs| {
+        let (varints, ext) = (&mut bufs.0, &mut bufs.1);
+        let r = inflate(payload, max_varint_len(len), varints).and_then(|()| {
+            ext.clear();
+            from_varints(varints, len, None, form, ext)?;
+            add_checksum(form, ext);
+            // Deflate data has no byte for each expanded one: its start.
+            f(ext).map_err(|e| e.in_compressed(|_| HEADER_LEN))
+        });
+        for buf in [varints, ext] {
+            if buf.capacity() > 1 << 20 {
+                *buf = Vec::new(); // do not keep a huge buffer per thread
+            }
+        }
+        r
+    })
+}
+
+/// Why a magic word is refused.
+#[cold]
+fn unknown_magic(magic: u32) -> Error {
+    if magic == MAGIC_DEFLATE_V1 {
+        return Error::corrupt(
+            0,
+            "a compressed stream of version 1 (\"MXDZ\"), which this library no longer reads",
+        );
+    }
+    Error::corrupt(
+        0,
+        format!("not an mpix-marshal compressed stream (first word {magic:#010x})"),
+    )
+}
+
+/// A version-5 external stream expanded from a checksummed form gets its
+/// checksum back (the compressed stream's own covered it).
+fn add_checksum(form: Form, ext: &mut Vec<u8>) {
+    if form == Form::Checksummed {
+        let crc = external::checksum(ext);
+        ext.extend_from_slice(&crc.to_be_bytes());
+    }
+}
+
+/// An MXCP or MXDP stream's varint form (after its magic word), expanded. Its
 /// length is implied: every varint byte without the high bit ends a word.
-fn expand_varints<R>(v: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
+fn expand_varints<R>(v: &[u8], form: Form, f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> {
     let head = EXT_HEADER_LEN - EXT_MAGIC_LEN;
     let words = v.iter().skip(head).filter(|&&b| b & 0x80 == 0).count();
     let len = EXT_HEADER_LEN + 4 * words;
@@ -348,12 +480,38 @@ fn expand_varints<R>(v: &[u8], f: impl FnOnce(&[u8]) -> Result<R>) -> Result<R> 
     with_buffer(&EXPANDED, |bufs| {
         let ext = &mut bufs.1;
         ext.clear();
-        let r = from_varints(v, len, Some(MAGIC_LEN), ext).and_then(|()| f(ext));
+        let r = from_varints(v, len, Some(MAGIC_LEN), form, ext).and_then(|()| {
+            add_checksum(form, ext);
+            f(ext).map_err(|e| e.in_compressed(|at| MAGIC_LEN + varint_offset(v, at)))
+        });
         if ext.capacity() > 1 << 20 {
             *ext = Vec::new(); // do not keep a huge buffer per thread
         }
         r
     })
+}
+
+/// Where the byte `at` of the expanded external stream comes from in the
+/// varint form `v`: its implied magic word at 0, its header bytes as they
+/// are, a word's varint; past the last word, the end of `v`.
+fn varint_offset(v: &[u8], at: usize) -> usize {
+    let head = EXT_HEADER_LEN - EXT_MAGIC_LEN;
+    if at < EXT_MAGIC_LEN {
+        return 0;
+    }
+    if at < EXT_HEADER_LEN {
+        return at - EXT_MAGIC_LEN;
+    }
+    let word = (at - EXT_HEADER_LEN) / 4;
+    let ends = v
+        .iter()
+        .enumerate()
+        .skip(head)
+        .filter(|(_, &b)| b & 0x80 == 0);
+    match word.checked_sub(1) {
+        None => head.min(v.len()),
+        Some(prev) => ends.map(|(i, _)| i + 1).nth(prev).unwrap_or(v.len()),
+    }
 }
 
 thread_local! {
@@ -410,12 +568,12 @@ fn inflate(payload: &[u8], len: usize, out: &mut Vec<u8>) -> Result<()> {
             match status {
                 Status::StreamEnd => break,
                 _ if consumed(d) == before_in && produced == 0 && pos < end => {
-                    return Err(Error::Truncated {
-                        what: "the deflate data",
-                        offset: HEADER_LEN + payload.len(),
-                        needed: 1,
-                        left: 0,
-                    });
+                    return Err(Error::truncated(
+                        "the deflate data",
+                        HEADER_LEN + payload.len(),
+                        1,
+                        0,
+                    ));
                 }
                 _ => {}
             }

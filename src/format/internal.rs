@@ -47,12 +47,12 @@ pub fn read(bytes: &[u8], build: u16) -> Result<Node> {
 /// Checks that `bytes` starts with the internal header of build `build`.
 pub fn check_header(bytes: &[u8], build: u16) -> Result<()> {
     if bytes.len() < HEADER_LEN {
-        return Err(Error::Truncated {
-            what: "the internal header",
-            offset: 0,
-            needed: HEADER_LEN,
-            left: bytes.len(),
-        });
+        return Err(Error::truncated(
+            "the internal header",
+            0,
+            HEADER_LEN,
+            bytes.len(),
+        ));
     }
     let magic = u32::from_ne_bytes(bytes[..4].try_into().unwrap());
     if magic != MAGIC {

@@ -199,13 +199,7 @@ impl<'a> Reader<'a> {
 
     #[cold]
     fn truncated(&self, what: &'static str, n: usize) -> Stop {
-        Error::Truncated {
-            what,
-            offset: self.pos,
-            needed: n,
-            left: self.left(),
-        }
-        .into()
+        Error::truncated(what, self.pos, n, self.left()).into()
     }
 
     /// The next `n` bytes.

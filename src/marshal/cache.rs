@@ -105,6 +105,9 @@ const _: () = assert!(crate::format::tree::MAX_DEPTH <= u16::MAX as usize);
 pub(crate) struct Plan {
     pub bytes: Box<[u8]>,
     pub heads: Box<[Head]>,
+    /// The checksum of `bytes` (an external stream's), kept with them: a
+    /// replay that writes the same bytes copies it.
+    pub crc: Option<u32>,
 }
 
 impl Drop for Plan {

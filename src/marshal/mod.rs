@@ -34,7 +34,8 @@ pub use stream::{build_id, tree, with_stream};
 /// hold a partial stream; the handle itself is never freed.
 /// `header` starts the stream; `enc` is the node grammar's encoding. With
 /// `hash_at`, the default signature hash of the type is written big-endian
-/// over the header's 8 bytes at that offset.
+/// over the header's 8 bytes at that offset. With `seal`, the stream's
+/// checksum follows it (external version 5).
 pub fn write_stream(
     datatype: Datatype,
     out: &mut Sink,
@@ -42,16 +43,20 @@ pub fn write_stream(
     hash_at: Option<usize>,
     enc: Encoding,
     typerep: &'static CStr,
+    seal: bool,
 ) -> Result<()> {
     let local = mpi::local();
+    let start = out.len();
     if let Some(p) = local.predefined(datatype) {
         let mut stream = [0u8; PREDEFINED_MAX];
         let n = predefined(p, header, hash_at, enc, &mut stream)?;
         out.put(&stream[..n]);
+        if seal {
+            external::seal(out, start);
+        }
         return Ok(());
     }
     with_buffer(&SCRATCH, |scratch| {
-        let start = out.len();
         out.put(header);
         scratch.sigs.clear();
         let mut d = Writer {
@@ -76,10 +81,16 @@ pub fn write_stream(
         // kept) has a plan; the others are traversed every time.
         let cached = cache::entry(datatype)?;
         if let Some(plan) = cached.as_ref().and_then(|e| e.plan(enc)) {
-            d.replay(plan, header.len())?;
+            let same = d.replay(plan, header.len())?;
             if let Some(at) = hash_at {
                 // The recorded stream's header holds the hash.
                 d.out.patch(start + at, &plan.bytes[at..at + 8]);
+            }
+            match plan.crc {
+                // The recorded bytes again: their checksum too.
+                Some(crc) if seal && same => d.out.put(&crc.to_be_bytes()),
+                _ if seal => external::seal(d.out, start),
+                _ => {}
             }
             return Ok(());
         }
@@ -93,9 +104,15 @@ pub fn write_stream(
             for h in d.scratch.kept.drain(..) {
                 let _ = mpi::free(h.get());
             }
-            return walked.map(|_| patch_hash(&mut d));
+            return walked.map(|_| {
+                patch_hash(&mut d);
+                if seal {
+                    external::seal(d.out, start);
+                }
+            });
         }
         patch_hash(&mut d);
+        let crc = seal.then(|| external::checksum(&d.out.bytes()[start..]));
         debug_assert_eq!(
             d.scratch.kept.len(),
             d.scratch.heads.iter().filter(|h| h.depth() > 0).count(),
@@ -105,7 +122,11 @@ pub fn write_stream(
         let plan = Plan {
             bytes: d.out.bytes()[start..].into(),
             heads: d.scratch.heads.as_slice().into(),
+            crc,
         };
+        if let Some(crc) = crc {
+            d.out.put(&crc.to_be_bytes());
+        }
         // Failing to cache costs only speed: the stream is already written.
         let _ = cache::store(datatype, cached, enc, plan);
         Ok(())
@@ -166,13 +187,15 @@ pub(crate) fn named_signature(p: Predefined) -> Result<Default64> {
     signature::named(p)
 }
 
-/// The most bytes a predefined type's stream takes (the external one).
-pub const PREDEFINED_MAX: usize = external::HEADER_LEN + 4;
+/// The most bytes a predefined type's stream takes (the external one,
+/// its checksum included).
+pub const PREDEFINED_MAX: usize = external::HEADER_LEN + 4 + external::CHECKSUM_LEN;
 
 /// The stream of the predefined type `p` into `out`, as `write_stream` writes it:
 /// `header`, then its one node word, without the traversal's buffers (the
 /// commonest marshal, whose floor is a single MPI call that this does not
-/// even need). Returns its length.
+/// even need). Returns its length; an external stream's checksum, which
+/// `out` has room for, is the caller's.
 pub fn predefined(
     p: Predefined,
     header: &[u8],
@@ -433,17 +456,21 @@ impl Writer<'_> {
     }
 
     /// Writes a cached stream again, reading each level's name and
-    /// attributes anew (the header is already written).
-    fn replay(&mut self, plan: &Plan, header_len: usize) -> Result<()> {
+    /// attributes anew (the header is already written). Returns whether
+    /// every level's head came out as recorded (then the whole stream did).
+    fn replay(&mut self, plan: &Plan, header_len: usize) -> Result<bool> {
         let b = &plan.bytes;
         let first = plan.heads.first().map_or(b.len(), |h| h.head_at());
         self.out.put(&b[header_len..first]);
+        let mut same = true;
         for (i, h) in plan.heads.iter().enumerate() {
+            let at = self.out.len();
             self.put_head(h.handle.get(), h.word, h.depth(), h.only_child())?;
+            same &= self.out.bytes()[at..] == b[h.head_at()..h.fields_at()];
             let end = plan.heads.get(i + 1).map_or(b.len(), |n| n.head_at());
             self.out.put(&b[h.fields_at()..end]);
         }
-        Ok(())
+        Ok(same)
     }
 
     fn put_opaque(&mut self, bytes: &[u8]) {

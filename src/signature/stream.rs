@@ -7,11 +7,12 @@ use crate::error::{Error, Result};
 use crate::format::external::{self, Encoding, HASH_AT, HEADER_LEN};
 use crate::format::tree::{validate, Node};
 
-/// Parses a whole external stream, and checks that the header's signature
-/// hash is the tree's.
+/// Parses a whole external stream, once its checksum holds, and checks
+/// that the header's signature hash is the tree's.
 pub fn read(bytes: &[u8]) -> Result<Node> {
-    let hash = external::header_hash(bytes)?;
-    let root = external::read_nodes(bytes, HEADER_LEN, Encoding::Xdr)?;
+    let opened = external::open(bytes)?;
+    let hash = opened.hash;
+    let root = external::read_nodes(opened.body, HEADER_LEN, Encoding::Xdr)?;
     // A tree whose signature cannot be computed breaks a rule of §9: say which.
     let actual =
         signature_hash(&root, HashKind::DEFAULT).map_err(|e| validate(&root).err().unwrap_or(e))?;

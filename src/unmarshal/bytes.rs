@@ -49,8 +49,8 @@ fn direct_path(
 ) -> Result<Option<std::result::Result<Datatype, Box<Error>>>> {
     Ok(match enc {
         Encoding::Xdr => {
-            let hash = external::header_hash(bytes)?;
-            direct::unmarshal(bytes, external::HEADER_LEN, enc, Some(hash))
+            let opened = external::open(bytes)?;
+            direct::unmarshal(opened.body, external::HEADER_LEN, enc, Some(opened.hash))
         }
         Encoding::Native => {
             internal::check_header(bytes, marshal::build_id())?;

@@ -11,6 +11,15 @@ use mpix_marshal::testing::mpi::{self, shim, Datatype, MPI_Aint, MPI_Count};
 use std::os::raw::{c_int, c_void};
 use std::sync::Once;
 
+/// The version-4 stream ("MXDT", no checksum) of a version-5 external
+/// stream: the same header and nodes, without the checksum.
+pub fn as_version_4(ext: &[u8]) -> Vec<u8> {
+    let mut old = ext[..ext.len() - 4].to_vec();
+    old[..4].copy_from_slice(b"MXDT");
+    old[4] = old[4] & 0x1f | 4 << 5;
+    old
+}
+
 /// Initializes MPI once per test process, with errors returned rather than
 /// fatal, so that a failing MPI call fails the test instead of aborting.
 pub fn init() {

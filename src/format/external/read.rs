@@ -3,7 +3,7 @@
 //! visitor. (`signature::stream::read` checks the header's hash against
 //! the tree's.)
 
-use super::{Encoding, HASH_AT, MAGIC, VERSION};
+use super::{Encoding, CHECKSUM_LEN, HASH_AT, HEADER_LEN, MAGIC, MAGIC_V4, VERSION, VERSION_V4};
 use crate::error::{Error, Result};
 use crate::format::codes::{Combiner, Distribution, Order, Predefined};
 use crate::format::layout::Children;
@@ -11,31 +11,103 @@ use crate::format::reader::{self, Fields, Head, Stop, Visitor};
 use crate::format::tree::{Attribute, Bounds, Kind, Node};
 use crate::scratch::with_buffer;
 
-/// Checks the header (spec/external.md §4) and returns its signature hash.
-pub(super) fn header(bytes: &[u8]) -> Result<u64> {
-    // Read on every unmarshal: plain loads, no reader.
+/// An external stream whose checksum (if any) and header are checked.
+#[derive(Debug, Clone, Copy)]
+pub struct Opened<'a> {
+    /// The stream without its checksum: header and nodes.
+    pub body: &'a [u8],
+    /// The header's signature hash.
+    pub hash: u64,
+    /// The format version (5 or 4).
+    pub version: u32,
+    /// The checksum, verified; None for a version-4 stream, which has none.
+    pub checksum: Option<u32>,
+}
+
+/// Checks the checksum and the header (spec/external.md §4): first the
+/// checksum of every stream whose magic word is within one bit of
+/// version 5's, before any other byte is interpreted.
+pub fn open(bytes: &[u8]) -> Result<Opened<'_>> {
     let word = |at: usize, what| {
         bytes
             .get(at..at + 4)
             .map(|b| u32::from_be_bytes(b.try_into().expect("4 bytes")))
-            .ok_or(Error::Truncated {
+            .ok_or(Error::truncated(
                 what,
-                offset: at,
-                needed: 4,
-                left: bytes.len().saturating_sub(at),
-            })
+                at,
+                4,
+                bytes.len().saturating_sub(at),
+            ))
     };
     let magic = word(0, "the magic word")?;
-    if magic != MAGIC {
+    let (body, version, checksum) = if super::near(magic, MAGIC) {
+        let (body, stored) = verify(bytes)?;
+        (body, VERSION, Some(stored))
+    } else if magic == MAGIC_V4 {
+        (bytes, VERSION_V4, None)
+    } else {
         return Err(Error::corrupt(
             0,
-            format!("not an mpix-marshal external stream (first word {magic:#010x}, expected {MAGIC:#010x} \"MXDT\")"),
+            format!("not an mpix-marshal external stream (first word {magic:#010x}, expected {MAGIC:#010x} \"MXCT\" or version 4's {MAGIC_V4:#010x} \"MXDT\")"),
+        ));
+    };
+    if magic != MAGIC && checksum.is_some() {
+        // Its checksum holds: not a flipped bit, another stream (such as a
+        // compressed one, "MXCP" is one bit from "MXCT").
+        return Err(Error::corrupt(
+            0,
+            format!("not an mpix-marshal external stream (first word {magic:#010x}, expected {MAGIC:#010x} \"MXCT\")"),
         ));
     }
-    let high = word(4, "the version and signature hash")?;
-    let low = word(8, "the version and signature hash")?;
+    let hash = header(body, version)?;
+    Ok(Opened {
+        body,
+        hash,
+        version,
+        checksum,
+    })
+}
+
+/// The stream without its last 4 bytes, and those bytes, once they are
+/// the CRC-32C of the rest.
+fn verify(bytes: &[u8]) -> Result<(&[u8], u32)> {
+    let least = HEADER_LEN + 4 + CHECKSUM_LEN;
+    if bytes.len() < least {
+        return Err(Error::truncated(
+            "a checksummed stream (header, a node and the checksum)",
+            0,
+            least,
+            bytes.len(),
+        ));
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - CHECKSUM_LEN);
+    let stored = u32::from_be_bytes(tail.try_into().expect("4 bytes"));
+    let computed = super::checksum(body);
+    if stored != computed {
+        return Err(Error::Checksum {
+            offset: body.len(),
+            stored,
+            computed,
+        });
+    }
+    Ok((body, stored))
+}
+
+/// Checks the header's version and hash (spec/external.md §4) and returns
+/// the signature hash.
+fn header(bytes: &[u8], expected: u32) -> Result<u64> {
+    let word = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    if bytes.len() < HEADER_LEN {
+        return Err(Error::truncated(
+            "the version and signature hash",
+            HASH_AT,
+            8,
+            bytes.len().saturating_sub(HASH_AT),
+        ));
+    }
+    let (high, low) = (word(4), word(8));
     let version = high >> 29;
-    if version != VERSION {
+    if version != expected {
         // Version 1 had a 32-bit version word, 0x00010000.
         let version = if high == 0x0001_0000 { 1 } else { version };
         let why = match version {
@@ -52,7 +124,8 @@ pub(super) fn header(bytes: &[u8]) -> Result<u64> {
         return Err(Error::corrupt(
             HASH_AT,
             format!(
-                "unsupported format version {version} (this library reads version {VERSION}){why}"
+                "unsupported format version {version} behind magic word {:#010x} (this library reads version {VERSION}, and version {VERSION_V4} behind \"MXDT\"){why}",
+                word(0)
             ),
         ));
     }

@@ -10,11 +10,12 @@ use crate::format::writer::{self, beyond_i32};
 
 /// Appends the external stream of `tree` to `out`, with `hash` (the tree's
 /// default signature hash, `signature::stream::write` computes it) in its
-/// header.
+/// header and its checksum last.
 pub fn write_hashed(tree: &Node, hash: u64, out: &mut Vec<u8>) {
     let mut sink = Sink::default();
     sink.put(&header(hash));
     node(tree, &mut sink);
+    super::seal(&mut sink, 0);
     out.extend_from_slice(sink.bytes());
 }
 
