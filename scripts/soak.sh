@@ -9,7 +9,7 @@
 # The binary is the newest build of tests/NAME.rs in $CARGO_TARGET_DIR
 # (build it first: cargo test --no-run $MPIX_CARGO_FLAGS --test NAME).
 # SOAK_THREADS: the test threads (default 2); SOAK_UNTIL: a clock time
-# (HH:MM, today) after which no new run starts. Logs of failing runs go to
+# (HH:MM, the next one to come) after which no new run starts. Logs of failing runs go to
 # $CARGO_TARGET_DIR/soak/NAME-RUN.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +20,11 @@ bin=$(ls -t "$target"/debug/deps/"$name"-* 2>/dev/null | grep -v '\.d$' | head -
 [ -x "$bin" ] || { echo "soak: no test binary for $name in $target (build it first)" >&2; exit 2; }
 mkdir -p "$target/soak"
 until_s=
-[ -n "${SOAK_UNTIL:-}" ] && until_s=$(date -d "${SOAK_UNTIL}" +%s)
+if [ -n "${SOAK_UNTIL:-}" ]; then
+    until_s=$(date -d "$SOAK_UNTIL" +%s)
+    # A time already past today is tomorrow's.
+    [ "$until_s" -gt "$(date +%s)" ] || until_s=$(date -d "tomorrow $SOAK_UNTIL" +%s)
+fi
 failed=0
 done_runs=0
 for i in $(seq 1 "$runs"); do
