@@ -2,10 +2,10 @@
 //! `_integer`). Every one the library creates (unmarshal, and through it
 //! the exchange and comparison) comes from [`create`]:
 //!
-//! * **One lock.** MPICH 5.0's cache behind these calls publishes an
-//!   entry's key before its handle without a lock, so two threads creating
-//!   the same type for the first time can get a null handle
-//!   (docs/mpich-f90-race.md). The library's own calls are serialized here;
+//! * **One lock.** These calls are not thread-safe on MPICH 5.0 (two
+//!   threads creating the same type for the first time can get a null
+//!   handle) nor on Open MPI 4.1 and 5.0 (two handles for one type):
+//!   docs/mpich-f90-race.md. The library's own calls are serialized here;
 //!   a program's own concurrent calls remain the program's.
 //! * **One answer per pair.** The handles are predefined (never freed), so
 //!   each (kind, p, r) is asked once per process and its handle, or MPI's

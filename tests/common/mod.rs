@@ -776,8 +776,8 @@ pub fn assert_same(what: &str, a: Datatype, b: Datatype, constructor_equal: bool
 }
 
 /// An F90 parameterized type, through the library's own path (one lock
-/// for every creation: MPICH 5.0's cache behind MPI_Type_create_f90_* is
-/// not thread-safe, and the tests create types on several threads).
+/// for every creation: MPI_Type_create_f90_* is not thread-safe on MPICH
+/// 5.0 and Open MPI, and the tests create types on several threads).
 pub fn f90(kind: F90, p: c_int, r: c_int) -> Datatype {
     let undefined = ffi::MPI_UNDEFINED as c_int;
     match mpi::f90::create(kind, p, r, undefined) {
