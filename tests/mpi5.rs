@@ -76,7 +76,8 @@ fn value_index_types_marshal_and_rebuild() {
         let tree = type_tree(t).unwrap();
         assert_eq!(tree.kind, Kind::Named(code(pair)));
         let bytes = marshal(Representation::External, t).unwrap();
-        assert_eq!(bytes.len(), 16, "{pair}: one NAMED node");
+        // 12-byte header, one 4-byte NAMED node, the 4-byte checksum.
+        assert_eq!(bytes.len(), 20, "{pair}: one NAMED node");
         let back = unmarshal(Representation::External, &bytes).unwrap();
         assert_eq!(bits(back), bits(t));
         // A VALUE_INDEX stream (another MPI's, one whose envelope says
