@@ -10,7 +10,11 @@ use crate::format::tree::{validate, Node};
 /// Parses a whole external stream, once its checksum holds, and checks
 /// that the header's signature hash is the tree's.
 pub fn read(bytes: &[u8]) -> Result<Node> {
-    let opened = external::open(bytes)?;
+    read_opened(external::open(bytes)?)
+}
+
+/// `read` of a stream already opened (its checksum and header checked).
+pub fn read_opened(opened: external::Opened<'_>) -> Result<Node> {
     let hash = opened.hash;
     let root = external::read_nodes(opened.body, HEADER_LEN, Encoding::Xdr)?;
     // A tree whose signature cannot be computed breaks a rule of §9: say which.

@@ -27,36 +27,64 @@ pub fn unmarshal(rep: Representation, bytes: &[u8]) -> Result<Datatype> {
 
 /// An external (`Xdr`) or internal (`Native`) stream rebuilt: by the
 /// direct path (`crate::unmarshal::direct`) when it takes the stream, else by the
-/// tree path, which also words every error.
+/// tree path, which also words every error. The stream's checksum and
+/// header are checked once, for both paths.
 fn rebuild(bytes: &[u8], enc: Encoding, typerep: &'static CStr) -> Result<Datatype> {
-    if let Some(built) = direct_path(bytes, enc)? {
-        return built.map_err(|e| *e);
-    }
     let tree = match enc {
-        Encoding::Xdr => crate::signature::stream::read(bytes)?,
-        Encoding::Native => internal::read(bytes, marshal::build_id())?,
+        Encoding::Xdr => {
+            let opened = external::open(bytes)?;
+            if let Some(built) = direct_external(opened) {
+                return built.map_err(|e| *e);
+            }
+            crate::signature::stream::read_opened(opened)?
+        }
+        Encoding::Native => {
+            if let Some(built) = direct_internal(bytes)? {
+                return built.map_err(|e| *e);
+            }
+            internal::read(bytes, marshal::build_id())?
+        }
     };
     build(&tree, typerep)
 }
 
-/// The stream's header checked, then the direct path; None when that path
-/// does not take the stream. Inlined: its large result, returned through
-/// memory, cost 10 ns of the paper's indexed type's unmarshal.
+/// The direct path of an opened external stream; None when it does not
+/// take the stream. Inlined: its large result, returned through memory,
+/// cost 10 ns of the paper's indexed type's unmarshal.
 #[inline(always)]
+fn direct_external(
+    opened: external::Opened<'_>,
+) -> Option<std::result::Result<Datatype, Box<Error>>> {
+    direct::unmarshal(
+        opened.body,
+        external::HEADER_LEN,
+        Encoding::Xdr,
+        Some(opened.hash),
+    )
+}
+
+/// The internal stream's header checked, then the direct path; None when
+/// that path does not take the stream.
+#[inline(always)]
+fn direct_internal(bytes: &[u8]) -> Result<Option<std::result::Result<Datatype, Box<Error>>>> {
+    internal::check_header(bytes, marshal::build_id())?;
+    Ok(direct::unmarshal(
+        bytes,
+        internal::HEADER_LEN,
+        Encoding::Native,
+        None,
+    ))
+}
+
+/// The stream's header checked, then the direct path (for tests).
 fn direct_path(
     bytes: &[u8],
     enc: Encoding,
 ) -> Result<Option<std::result::Result<Datatype, Box<Error>>>> {
-    Ok(match enc {
-        Encoding::Xdr => {
-            let opened = external::open(bytes)?;
-            direct::unmarshal(opened.body, external::HEADER_LEN, enc, Some(opened.hash))
-        }
-        Encoding::Native => {
-            internal::check_header(bytes, marshal::build_id())?;
-            direct::unmarshal(bytes, internal::HEADER_LEN, enc, None)
-        }
-    })
+    match enc {
+        Encoding::Xdr => Ok(direct_external(external::open(bytes)?)),
+        Encoding::Native => direct_internal(bytes),
+    }
 }
 
 /// The direct unmarshal alone: None when `unmarshal` would take the tree
