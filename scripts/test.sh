@@ -40,13 +40,14 @@ suites_failed=0
 failed_names=()
 timings=()
 suite() { # name, command...
-    local name=$1; shift
+    local name=$1 t=$SECONDS; shift
     echo "=== $name"
     if "$@"; then
         suites_passed=$((suites_passed + 1))
     else
         suites_failed=$((suites_failed + 1)); failed_names+=("$name"); echo "=== $name FAILED"
     fi
+    echo "=== $((SECONDS - t)) s: $name"
 }
 # Runs a command (a bash script, so that it sees the MPI's variables) in
 # the MPI's environment, in a subshell: nothing leaks into the next pass.
