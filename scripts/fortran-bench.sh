@@ -4,7 +4,8 @@
 # prints a Markdown table of ns per call and the ratios (goal: the module
 # within 1.2 x the C call).
 #
-# Usage: scripts/fortran-bench.sh TARGET_DIR [SECONDS_PER_FIGURE]   (a release build for $MPICC; default 0.02)
+# Usage: scripts/fortran-bench.sh TARGET_DIR [SECONDS [SWEEPS]]   (a release build for $MPICC)
+# Each figure: the best of SWEEPS (11) loops of about SECONDS (0.005) of CPU time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-target}
@@ -20,4 +21,4 @@ MPIFC=$(cat "$out/build/mpifc")
 "$MPIFC" -O2 -I"$out/build" -o "$out/bench" fortran/bench/bench.f90 "$out/bench_c.o" \
     -L"$out/build" -lmpix_marshal_f -L"$lib" -lmpix_marshal -Wl,-rpath,"$out/build" -Wl,-rpath,"$lib"
 echo "fortran-bench: $MPIFC, library $lib"
-"$MPIEXEC" ${MPIEXEC_ARGS:-} -n 1 "$out/bench" "${2:-0.02}"
+"$MPIEXEC" ${MPIEXEC_ARGS:-} -n 1 "$out/bench" "${2:-0.005}" "${3:-11}"
