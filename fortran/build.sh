@@ -3,7 +3,9 @@
 # mpix_marshal_f08 for `use mpi_f08`) with the MPI's Fortran wrapper, into
 # OUT_DIR: libmpix_marshal_f.so and libmpix_marshal_f.a, and the .mod files
 # of that compiler (mpix_marshal.mod, mpix_marshal_f08.mod,
-# mpix_marshal_constants.mod, mpix_marshal_c.mod).
+# mpix_marshal_constants.mod, mpix_marshal_c.mod); OUT_DIR/mpifc names the
+# wrapper, OUT_DIR/mpi-libdirs the -L flags of $MPICC that programs linked
+# with the Fortran wrapper need first (Debian's mpifort.openmpi lacks them).
 #
 #   fortran/build.sh OUT_DIR LIB_DIR   (LIB_DIR: the dir of libmpix_marshal.so)
 #
@@ -83,8 +85,22 @@ src=$OLDPWD/fortran
 # is $ORIGIN alone).
 rpath=${MPIX_FORTRAN_RPATH:-\$ORIGIN:$libdir}
 objs=(mpix_marshal_f_c.o mpix_marshal_constants.o mpix_marshal_c.o mpix_marshal.o mpix_marshal_f08.o)
-"$MPIFC" -shared -o libmpix_marshal_f.so -Wl,-soname,libmpix_marshal_f.so -Wl,-rpath,"$rpath" "${objs[@]}" -L"$libdir" -lmpix_marshal
+# The C wrapper's library dirs first: Debian's mpifort.openmpi names no
+# -L for libmpi, so its -lmpi finds /usr/lib/.../libmpi.so, the alternative
+# that may be MPICH's (measured: the shim then bound to libmpich.so.12 and
+# aborted in MPI_Comm_f2c, "called before MPI_INIT").
+read -ra cldirs <<<"$("$MPICC" -show 2>/dev/null | tr ' ' '\n' | grep '^-L' | tr '\n' ' ' || true)"
+"$MPIFC" -shared "${cldirs[@]}" -o libmpix_marshal_f.so -Wl,-soname,libmpix_marshal_f.so -Wl,-rpath,"$rpath" "${objs[@]}" -L"$libdir" -lmpix_marshal
+# The bindings and the library they call must load the same MPI.
+mpi_of() { ldd "$1" | sed -n 's/^[[:space:]]*\(libmpi[a-z]*\.so[.0-9]*\) => \([^ ]*\).*/\2/p' | xargs -r readlink -f | sort -u; }
+if [ "$(mpi_of libmpix_marshal_f.so)" != "$(mpi_of "$libdir/libmpix_marshal.so")" ]; then
+    echo "fortran/build.sh: libmpix_marshal_f.so loads $(mpi_of libmpix_marshal_f.so | tr '\n' ' ')but libmpix_marshal.so $(mpi_of "$libdir/libmpix_marshal.so" | tr '\n' ' ')" >&2
+    exit 1
+fi
 rm -f libmpix_marshal_f.a
 ar rcs libmpix_marshal_f.a "${objs[@]}"
 echo "$MPIFC" >"$out/mpifc"
+# For the programs linked with $MPIFC (scripts/fortran-tests.sh, the
+# installed pkg-config file): put these before the wrapper's own flags.
+echo "${cldirs[*]}" >"$out/mpi-libdirs"
 echo "fortran/build.sh: built $out/libmpix_marshal_f.so and .a and the .mod files with $MPIFC"

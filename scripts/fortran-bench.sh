@@ -17,8 +17,9 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 fortran/build.sh "$out/build" "$lib" >"$out/build.log" 2>&1 || { tail -n 1 "$out/build.log"; exit 1; }
 MPIFC=$(cat "$out/build/mpifc")
+read -ra mpildirs <"$out/build/mpi-libdirs" || true
 "$MPICC" -O2 -std=c99 -Wall -Iinclude -c fortran/bench/bench_c.c -o "$out/bench_c.o"
-"$MPIFC" -O2 -I"$out/build" -o "$out/bench" fortran/bench/bench.f90 "$out/bench_c.o" \
+"$MPIFC" -O2 "${mpildirs[@]}" -I"$out/build" -o "$out/bench" fortran/bench/bench.f90 "$out/bench_c.o" \
     -L"$out/build" -lmpix_marshal_f -L"$lib" -lmpix_marshal -Wl,-rpath,"$out/build" -Wl,-rpath,"$lib"
 echo "fortran-bench: $MPIFC, library $lib"
 "$MPIEXEC" ${MPIEXEC_ARGS:-} -n 1 "$out/bench" "${2:-0.005}" "${3:-11}"

@@ -40,6 +40,7 @@ elif [ "$rc" -ne 0 ]; then
     cat "$out/build.log"; echo "fortran-tests: FAILED: building the bindings"; exit 1
 fi
 MPIFC=$(cat "$mods/mpifc")
+read -ra mpildirs <"$mods/mpi-libdirs" || true
 echo "fortran-tests: bindings built with $MPIFC ($($MPIFC --version | head -n 1))"
 passed=0
 failed=0
@@ -52,7 +53,7 @@ run() { # name, command...
     fi
 }
 fflags=(-Wall -I"$mods")
-flibs=(-L"$mods" -lmpix_marshal_f -L"$lib" -lmpix_marshal -Wl,-rpath,"$mods" -Wl,-rpath,"$lib")
+flibs=("${mpildirs[@]}" -L"$mods" -lmpix_marshal_f -L"$lib" -lmpix_marshal -Wl,-rpath,"$mods" -Wl,-rpath,"$lib")
 for prog in records_f08 records_mpi; do
     run "build-$prog" "$MPIFC" "${fflags[@]}" -o "$out/$prog" "fortran/tests/$prog.f90" "${flibs[@]}"
 done

@@ -142,7 +142,7 @@ if [ "$frc" -eq 0 ]; then
     install_binary static "$fbuild/libmpix_marshal_f.a" "$lib/libmpix_marshal_f.a"
     install -m 644 "$fbuild"/*.mod "$prefix/include/"
     sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPI@|$mpi|g" -e "s|@MPIFC@|$mpifc|g" \
-        -e "s|@FC@|$("$mpifc" --version | head -n 1)|g" \
+        -e "s|@MPILIBDIRS@|$(cat "$fbuild/mpi-libdirs")|g" -e "s|@FC@|$("$mpifc" --version | head -n 1)|g" \
         scripts/install/mpix-marshal-fortran.pc.in > "$lib/pkgconfig/mpix-marshal-fortran.pc"
     echo "install.sh: Fortran bindings built with $mpifc: lib/libmpix_marshal_f.{so,a}, include/*.mod"
 elif [ "$frc" -eq 3 ]; then
