@@ -92,7 +92,7 @@ objs=(mpix_marshal_f_c.o mpix_marshal_constants.o mpix_marshal_c.o mpix_marshal.
 read -ra cldirs <<<"$("$MPICC" -show 2>/dev/null | tr ' ' '\n' | grep '^-L' | tr '\n' ' ' || true)"
 "$MPIFC" -shared "${cldirs[@]}" -o libmpix_marshal_f.so -Wl,-soname,libmpix_marshal_f.so -Wl,-rpath,"$rpath" "${objs[@]}" -L"$libdir" -lmpix_marshal
 # The bindings and the library they call must load the same MPI.
-mpi_of() { ldd "$1" | sed -n 's/^[[:space:]]*\(libmpi[a-z]*\.so[.0-9]*\) => \([^ ]*\).*/\2/p' | xargs -r readlink -f | sort -u; }
+mpi_of() { ldd "$1" | sed -n 's/^[[:space:]]*\(libmpi\.so[.0-9]*\|libmpich\.so[.0-9]*\) => \([^ ]*\).*/\2/p' | xargs -r readlink -f | sort -u; }
 if [ "$(mpi_of libmpix_marshal_f.so)" != "$(mpi_of "$libdir/libmpix_marshal.so")" ]; then
     echo "fortran/build.sh: libmpix_marshal_f.so loads $(mpi_of libmpix_marshal_f.so | tr '\n' ' ')but libmpix_marshal.so $(mpi_of "$libdir/libmpix_marshal.so" | tr '\n' ' ')" >&2
     exit 1
