@@ -51,7 +51,7 @@ program records_f08
         call MPIX_Type_marshal_size('external', orig, nbytes, ierr)
         call check(ierr == MPI_SUCCESS .and. nbytes > 0, 'marshal_size')
         allocate (buf(nbytes))
-        call MPIX_Type_marshal('external', orig, buf, nbytes, written, ierr)
+        call MPIX_Type_marshal(MPIX_TYPEREP_EXTERNAL, orig, buf, nbytes, written, ierr)
         call check(ierr == MPI_SUCCESS .and. written > 0 .and. written <= nbytes, 'marshal')
         open (10, file=trim(path), access='stream', form='unformatted', status='replace')
         write (10) buf(1:written)
@@ -82,6 +82,9 @@ program records_f08
         call check(ierr == MPI_SUCCESS .and. count == 8, 'signature_count')
         call MPIX_Type_signature_prefix_hash(orig, 1_MPI_COUNT_KIND, 8_MPI_COUNT_KIND, MPIX_HASH_DEFAULT, hash2, ierr)
         call check(ierr == MPI_SUCCESS .and. hash == hash2, 'signature_prefix_hash')
+        ! The other representations, through the constants and with trailing blanks.
+        call roundtrip(MPIX_TYPEREP_COMPRESSED)
+        call roundtrip(MPIX_TYPEREP_INTERNAL//'   ')
         ! A type that differs: the explanation says where.
         call MPIX_Type_compare(orig, MPI_INTEGER, MPIX_COMPARE_TYPEMAP, res, why, ierr)
         call check(ierr == MPI_SUCCESS .and. res /= 0 .and. why /= ' ', 'compare different')
@@ -155,6 +158,23 @@ contains
         call MPI_Type_set_name(t, 'record')
         call MPI_Type_commit(t)
     end function
+
+    subroutine roundtrip(rep)
+        character(len=*), intent(in) :: rep
+        integer(int8) :: bytes(4096)
+        integer(MPI_ADDRESS_KIND) :: need, n
+        type(MPI_Datatype) :: t
+        integer :: ierr, res
+        call MPIX_Type_marshal_size(rep, orig, need, ierr)
+        call check(ierr == MPI_SUCCESS .and. need <= size(bytes), 'marshal_size '//rep)
+        call MPIX_Type_marshal(rep, orig, bytes, int(size(bytes), MPI_ADDRESS_KIND), n, ierr)
+        call check(ierr == MPI_SUCCESS .and. n <= need, 'marshal '//rep)
+        call MPIX_Type_unmarshal(rep, bytes, n, t, ierr)
+        call check(ierr == MPI_SUCCESS, 'unmarshal '//rep)
+        call MPIX_Type_compare(orig, t, MPIX_COMPARE_NAMES, res)
+        call check(res == 0, 'the same type through '//rep)
+        call MPI_Type_free(t)
+    end subroutine
 
     subroutine fill(r)
         type(record), intent(out) :: r(:)
