@@ -7,7 +7,6 @@
 ! mpix_marshal_constants, re-exported here. For mpi_f08 programs:
 ! mpix_marshal_f08.
 module mpix_marshal
-    use, intrinsic :: iso_c_binding, only: c_int
     use, intrinsic :: iso_fortran_env, only: int64
     use mpi, only: MPI_ADDRESS_KIND, MPI_COUNT_KIND, MPI_STATUS_SIZE
     use mpix_marshal_constants

@@ -6,7 +6,6 @@
 ! ierror). The constants (MPIX_HASH_*, MPIX_COMPARE_*, MPIX_MARSHAL_ERR_*,
 ! ...) come from mpix_marshal_constants, re-exported here.
 module mpix_marshal_f08
-    use, intrinsic :: iso_c_binding, only: c_int
     use, intrinsic :: iso_fortran_env, only: int64
     use mpi_f08, only: MPI_Datatype, MPI_Comm, MPI_Status, MPI_ADDRESS_KIND, MPI_COUNT_KIND, &
         MPI_STATUS_IGNORE
