@@ -5,7 +5,8 @@
 # find_package(MpixMarshal); plain -I/-L; the static library) and runs each
 # (archive with one process, rebuild and communicate with two), and checks
 # the installed files: the soname, the .so symlinks, the command and the
-# man pages (opened with man -M). Uses $MPICC (default mpicc.mpich),
+# man pages (opened with man -M); and, where installed, the Fortran
+# bindings: the example of docs/fortran.md built with pkg-config and CMake. Uses $MPICC (default mpicc.mpich),
 # $MPIEXEC (default mpiexec.mpich), $MPIEXEC_ARGS and $CARGO_TARGET_DIR, as
 # scripts/c-tests.sh does.
 set -euo pipefail
@@ -168,6 +169,46 @@ if [ -n "$checker" ]; then
         || fail "no report from mpix-check --warn on a root mismatch: $out"
     grep -q "mpix-check mpiexec -n 4 ./app" <<<"$("$prefix/bin/mpix-check" --help)" || fail "mpix-check --help"
     echo "install-test: the installed mpix-check launcher: ok"
+fi
+# The Fortran bindings (docs/fortran.md): installed where the MPI has a
+# Fortran wrapper (Debian's MPICH 4 and Open MPI 4; not the MPI 5 wheels),
+# and the guide's example built with pkg-config and with CMake, and run.
+if [ -f "$lib/libmpix_marshal_f.so" ]; then
+    for f in lib/libmpix_marshal_f.a include/mpix_marshal_f08.mod include/mpix_marshal.mod \
+        include/mpix_marshal_constants.mod lib/pkgconfig/mpix-marshal-fortran.pc; do
+        [ -f "$prefix/$f" ] || fail "$f is not installed (the Fortran bindings are)"
+    done
+    grep -q "pkg-config --cflags --libs mpix-marshal-fortran" "$lib/pkgconfig/mpix-marshal.pc" \
+        || fail "mpix-marshal.pc does not mention the Fortran bindings"
+    mpifc=$(pkg-config --variable=mpifc mpix-marshal-fortran)
+    awk '/^```fortran program$/ {on = 1; next} /^```$/ {on = 0} on' "$repo/docs/fortran.md" > particles.f90
+    run_fortran() { # way, binary
+        local out libs
+        out=$("$MPIEXEC" "${mpiexec_args[@]}" -n 2 "$2") || fail "$1: the Fortran example failed: $out"
+        grep -q "rank 1 received particle 7 with the received type" <<<"$out" || fail "$1: the Fortran example printed: $out"
+        libs=$(ldd "$2")
+        grep -q "$lib/libmpix_marshal_f.so" <<<"$libs" || fail "$1: not linked to the installed bindings: $(grep mpix <<<"$libs")"
+        echo "install-test: Fortran, $1: built and ran"
+    }
+    # shellcheck disable=SC2046
+    "$mpifc" -o particles_pkgconfig particles.f90 $(pkg-config --cflags --libs mpix-marshal-fortran)
+    run_fortran pkg-config ./particles_pkgconfig
+    mkdir -p fortran && cp particles.f90 fortran/
+    cat > fortran/CMakeLists.txt <<'CMAKE'
+cmake_minimum_required(VERSION 3.13)
+project(particles C Fortran)
+find_package(MpixMarshal 0.1 REQUIRED)
+add_executable(particles_cmake particles.f90)
+target_link_libraries(particles_cmake PRIVATE MpixMarshal::mpix_marshal_fortran)
+CMAKE
+    cmake -S fortran -B fortran/build -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >fortran/cmake.log 2>&1 \
+        || { cat fortran/cmake.log; fail "cmake configure (Fortran)"; }
+    cmake --build fortran/build >>fortran/cmake.log 2>&1 || { cat fortran/cmake.log; fail "cmake build (Fortran)"; }
+    run_fortran cmake ./fortran/build/particles_cmake
+elif [ "${MPIX_MPI:-}" = mpich4 ] || [ "${MPIX_MPI:-}" = openmpi4 ]; then
+    fail "no Fortran bindings installed for $MPIX_MPI, which has a Fortran wrapper"
+else
+    echo "install-test: Fortran bindings: not installed ($MPICC has no Fortran wrapper): skipped"
 fi
 cd "$repo"
 echo "install-test: all passed ($MPICC)"

@@ -9,6 +9,11 @@
 #   PREFIX/bin/mpix-check                        its launcher: mpix-check mpiexec -n 4 ./app
 #   PREFIX/lib/pkgconfig/mpix-marshal.pc        pkg-config --cflags --libs mpix-marshal
 #   PREFIX/lib/cmake/MpixMarshal/               find_package(MpixMarshal): MpixMarshal::mpix_marshal
+#   PREFIX/lib/libmpix_marshal_f.so, .a          the Fortran bindings (docs/fortran.md), when the MPI
+#   PREFIX/include/mpix_marshal*.mod             has a Fortran wrapper: modules mpix_marshal_f08 (use
+#                                                mpi_f08) and mpix_marshal (use mpi), .mod files of
+#                                                that compiler; lib/pkgconfig/mpix-marshal-fortran.pc,
+#                                                CMake MpixMarshal::mpix_marshal_fortran
 #   PREFIX/share/man/man1, man3, man7            man pages: mpix-marshal(7), mpix-marshal(1), MPIX_Type_marshal(3)...
 #
 # The library is built against one MPI, the one $MPICC wraps (default
@@ -60,7 +65,8 @@ mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 echo "install.sh: will install mpix-marshal $version for $mpi ($MPICC) under $prefix:"
 echo "install.sh:   lib/libmpix_marshal.{so*,a}, include/mpix_marshal.h, bin/mpix-marshal, lib/pkgconfig/,"
-echo "install.sh:   lib/cmake/MpixMarshal/, share/man/ (man pages), and lib/libmpix_check.so and bin/mpix-check when built"
+echo "install.sh:   lib/cmake/MpixMarshal/, share/man/ (man pages), and lib/libmpix_check.so and bin/mpix-check when built,"
+echo "install.sh:   and the Fortran bindings (lib/libmpix_marshal_f.{so,a}, include/*.mod) when $MPICC has a Fortran wrapper"
 if [ "$build" -eq 1 ]; then
     echo "install.sh: building the library, the mpix-marshal command and the checker (cargo build --release, into $target)..."
     # MPIX_CARGO_FLAGS: the abi build's (scripts/mpi-env.sh abi).
@@ -121,10 +127,40 @@ if [ -f "$rel/libmpix_check.so" ]; then
     chmod 755 "$prefix/bin/mpix-check"
 fi
 
+# The Fortran bindings (fortran/, docs/fortran.md), built with the Fortran
+# wrapper of $MPICC (or $MPIFC): the modules' .mod files are those of that
+# compiler, installed beside the C header. Skipped, with a line saying why,
+# when the MPI has none (the MPICH 5 and Open MPI 5 wheels, the abi build).
+mpifc=
+rm -f "$lib"/libmpix_marshal_f.* "$prefix"/include/mpix_marshal*.mod "$lib/pkgconfig/mpix-marshal-fortran.pc"
+fbuild=$target/fortran
+frc=0
+MPIX_FORTRAN_RPATH='$ORIGIN' fortran/build.sh "$fbuild" "$rel" > "$target/fortran-build.log" 2>&1 || frc=$?
+if [ "$frc" -eq 0 ]; then
+    mpifc=$(cat "$fbuild/mpifc")
+    install_binary shared "$fbuild/libmpix_marshal_f.so" "$lib/libmpix_marshal_f.so"
+    install_binary static "$fbuild/libmpix_marshal_f.a" "$lib/libmpix_marshal_f.a"
+    install -m 644 "$fbuild"/*.mod "$prefix/include/"
+    sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPI@|$mpi|g" -e "s|@MPIFC@|$mpifc|g" \
+        -e "s|@MPILIBDIRS@|$(cat "$fbuild/mpi-libdirs")|g" -e "s|@FC@|$("$mpifc" --version | head -n 1)|g" \
+        scripts/install/mpix-marshal-fortran.pc.in > "$lib/pkgconfig/mpix-marshal-fortran.pc"
+    echo "install.sh: Fortran bindings built with $mpifc: lib/libmpix_marshal_f.{so,a}, include/*.mod"
+elif [ "$frc" -eq 3 ]; then
+    echo "install.sh: no Fortran bindings: $(tail -n 1 "$target/fortran-build.log" | sed 's/^fortran\/build.sh: //')"
+else
+    cat "$target/fortran-build.log" >&2
+    echo "install.sh: building the Fortran bindings failed (log above)" >&2
+    exit 1
+fi
+
 sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPI@|$mpi|g" -e "s|@MPICC@|$MPICC|g" \
     scripts/install/mpix-marshal.pc.in > "$lib/pkgconfig/mpix-marshal.pc"
+if [ -n "$mpifc" ]; then
+    printf '# Fortran bindings (mpix_marshal_f08, mpix_marshal), built with %s:\n# pkg-config --cflags --libs mpix-marshal-fortran\n' \
+        "$mpifc" >> "$lib/pkgconfig/mpix-marshal.pc"
+fi
 sed -e "s|@VERSION@|$version|g" -e "s|@MAJOR@|$major|g" -e "s|@MPI@|$mpi|g" \
-    -e "s|@MPICC@|$(command -v "$MPICC")|g" \
+    -e "s|@MPICC@|$(command -v "$MPICC")|g" -e "s|@MPIFC@|${mpifc:+$(command -v "$mpifc")}|g" \
     scripts/install/MpixMarshalConfig.cmake.in > "$lib/cmake/MpixMarshal/MpixMarshalConfig.cmake"
 sed -e "s|@VERSION@|$version|g" \
     scripts/install/MpixMarshalConfigVersion.cmake.in > "$lib/cmake/MpixMarshal/MpixMarshalConfigVersion.cmake"

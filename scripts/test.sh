@@ -6,7 +6,8 @@
 # Rust tests (unit, integration, golden vectors, header, the mpix-marshal
 # command's), the C tests (API, hostile inputs with leak counting, header
 # as C99 and C++), the multi-process tests under mpiexec -n 2 and -n 4, the
-# archive demo, the C tests again under AddressSanitizer/UBSan/LeakSanitizer
+# archive demo, the Fortran bindings' tests (scripts/fortran-tests.sh: MPICH 4
+# and Open MPI 4, the MPIs with a Fortran wrapper), the C tests again under AddressSanitizer/UBSan/LeakSanitizer
 # and valgrind, the installation test (install into a temporary prefix,
 # build the demo with pkg-config, CMake and -I/-L, run it) and the
 # collective checker's tests (scripts/check-tests.sh) and its point-to-point
@@ -69,6 +70,9 @@ pass() { # mpi
     suite "$l: cargo build" in_mpi "$mpi" 'cargo build --all-targets $features'
     suite "$l: cargo test" in_mpi "$mpi" "MPIX_CROSS_DIR='$cross' cargo test --no-fail-fast \$features"
     suite "$l: C and mpiexec tests" in_mpi "$mpi" 'scripts/c-tests.sh "$CARGO_TARGET_DIR"'
+    # Skipped, with a line, where the MPI has no Fortran wrapper (the MPI 5 wheels, abi).
+    suite "$l: Fortran bindings (use mpi_f08 and use mpi, mpiexec -n 2, archives across C and Fortran)" \
+        in_mpi "$mpi" 'scripts/fortran-tests.sh "$CARGO_TARGET_DIR"'
     suite "$l: C tests under ASan/UBSan/LSan and valgrind" in_mpi "$mpi" 'scripts/sanitize.sh "$CARGO_TARGET_DIR"'
     suite "$l: install, build the demo three ways, run it" in_mpi "$mpi" 'scripts/install-test.sh'
     suite "$l: man pages (mandoc -T lint, 80 columns)" in_mpi "$mpi" 'cargo build -q $features && scripts/man-lint.sh "$CARGO_TARGET_DIR"'

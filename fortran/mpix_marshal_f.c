@@ -1,0 +1,244 @@
+/* The C side of the Fortran bindings (fortran/mpix_marshal_f08.f90 and
+ * fortran/mpix_marshal.f90): each function takes Fortran handles
+ * (MPI_Fint), Fortran strings as address and length, and calls the C API
+ * with the handles converted by the MPI's own MPI_*_f2c and _c2f. Built
+ * with the MPI's mpicc into libmpix_marshal_f.so (fortran/build.sh). The
+ * names start with mpixf_ and are no API: the modules are. */
+
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+#include "mpix_marshal.h"
+
+/* A Fortran CHARACTER(*) (address, length) as a C string: the trailing
+ * blanks cut, copied into buf (of size n) when it fits, else into memory
+ * the caller frees (*heap). The representation names are short. */
+static const char *c_string(const char *s, size_t len, char *buf, size_t n, char **heap)
+{
+    char *out = buf;
+    *heap = NULL;
+    while (len > 0 && s[len - 1] == ' ')
+        len--;
+    /* The three names as literals: no copy (a tenth of a small type's marshal). */
+    if (len == 8 && memcmp(s, "external", 8) == 0)
+        return "external";
+    if (len == 8 && memcmp(s, "internal", 8) == 0)
+        return "internal";
+    if (len == 10 && memcmp(s, "compressed", 10) == 0)
+        return "compressed";
+    if (len + 1 > n) {
+        *heap = out = malloc(len + 1);
+        if (!out)
+            return "";
+    }
+    memcpy(out, s, len);
+    out[len] = '\0';
+    return out;
+}
+
+#define TYPEREP(s, len)                                                                            \
+    char rep_buf_[32];                                                                             \
+    char *rep_heap_;                                                                               \
+    const char *rep_ = c_string((s), (size_t)(len), rep_buf_, sizeof rep_buf_, &rep_heap_)
+#define TYPEREP_FREE() free(rep_heap_)
+
+int mpixf_marshal(const char *typerep, MPI_Fint typerep_len, MPI_Fint type, void *outbuf,
+                  MPI_Aint outsize, MPI_Aint *num_written)
+{
+    TYPEREP(typerep, typerep_len);
+    int rc = MPIX_Type_marshal(rep_, MPI_Type_f2c(type), outbuf, outsize, num_written);
+    TYPEREP_FREE();
+    return rc;
+}
+
+int mpixf_marshal_size(const char *typerep, MPI_Fint typerep_len, MPI_Fint type, MPI_Aint *size)
+{
+    TYPEREP(typerep, typerep_len);
+    int rc = MPIX_Type_marshal_size(rep_, MPI_Type_f2c(type), size);
+    TYPEREP_FREE();
+    return rc;
+}
+
+int mpixf_unmarshal(const char *typerep, MPI_Fint typerep_len, const void *inbuf, MPI_Aint insize,
+                    MPI_Fint *type)
+{
+    TYPEREP(typerep, typerep_len);
+    MPI_Datatype t;
+    int rc = MPIX_Type_unmarshal(rep_, inbuf, insize, &t);
+    TYPEREP_FREE();
+    if (rc == MPI_SUCCESS)
+        *type = MPI_Type_c2f(t);
+    return rc;
+}
+
+int mpixf_unregister_marshaled_keyval(MPI_Fint keyval)
+{
+    return MPIX_Type_unregister_marshaled_keyval((int)keyval);
+}
+
+int mpixf_signature_hash(MPI_Fint type, MPI_Fint kind, uint64_t *hash)
+{
+    return MPIX_Type_signature_hash(MPI_Type_f2c(type), (int)kind, hash);
+}
+
+int mpixf_signature_prefix_hash(MPI_Fint type, MPI_Count count, MPI_Count n, MPI_Fint kind,
+                                uint64_t *hash)
+{
+    return MPIX_Type_signature_prefix_hash(MPI_Type_f2c(type), count, n, (int)kind, hash);
+}
+
+int mpixf_marshaled_signature_hash(const char *typerep, MPI_Fint typerep_len, const void *inbuf,
+                                   MPI_Aint insize, uint64_t *hash)
+{
+    TYPEREP(typerep, typerep_len);
+    int rc = MPIX_Type_marshaled_signature_hash(rep_, inbuf, insize, hash);
+    TYPEREP_FREE();
+    return rc;
+}
+
+int mpixf_signature_count(MPI_Fint type, MPI_Count *count)
+{
+    return MPIX_Type_signature_count(MPI_Type_f2c(type), count);
+}
+
+/* explanation: a Fortran CHARACTER of explanation_len (or NULL): the C
+ * string is written, then the rest blank-filled, as MPI_Error_string's
+ * Fortran binding leaves its string. */
+int mpixf_compare(MPI_Fint type_a, MPI_Fint type_b, MPI_Fint level, MPI_Fint *result,
+                  char *explanation, MPI_Fint explanation_len)
+{
+    int res = 0, rc;
+    if (explanation == NULL || explanation_len <= 0) {
+        rc = MPIX_Type_compare(MPI_Type_f2c(type_a), MPI_Type_f2c(type_b), (int)level, &res, NULL,
+                               0);
+    } else {
+        char small[512];
+        char *buf = small;
+        size_t n = (size_t)explanation_len + 1;
+        if (n > sizeof small && !(buf = malloc(n)))
+            buf = small, n = sizeof small;
+        buf[0] = '\0';
+        rc = MPIX_Type_compare(MPI_Type_f2c(type_a), MPI_Type_f2c(type_b), (int)level, &res, buf,
+                               (int)n);
+        if (rc == MPI_SUCCESS) {
+            const char *end = memchr(buf, '\0', (size_t)explanation_len);
+            size_t len = end ? (size_t)(end - buf) : (size_t)explanation_len;
+            memcpy(explanation, buf, len);
+            memset(explanation + len, ' ', (size_t)explanation_len - len);
+        }
+        if (buf != small)
+            free(buf);
+    }
+    if (rc == MPI_SUCCESS)
+        *result = res;
+    return rc;
+}
+
+int mpixf_error_kind(MPI_Fint errorcode, MPI_Fint *kind)
+{
+    int k = 0;
+    int rc = MPIX_Type_marshal_error_kind((int)errorcode, &k);
+    if (rc == MPI_SUCCESS)
+        *kind = k;
+    return rc;
+}
+
+int mpixf_send(MPI_Fint type, MPI_Fint dest, MPI_Fint tag, MPI_Fint comm)
+{
+    return MPIX_Type_send(MPI_Type_f2c(type), (int)dest, (int)tag, MPI_Comm_f2c(comm));
+}
+
+/* status: a Fortran INTEGER status (MPI_STATUS_SIZE), or the Fortran
+ * MPI_STATUS_IGNORE (MPI_F_STATUS_IGNORE here), or NULL. */
+int mpixf_recv(MPI_Fint *type, MPI_Fint source, MPI_Fint tag, MPI_Fint comm, MPI_Fint *status)
+{
+    MPI_Datatype t;
+    MPI_Status s;
+    int ignore = status == NULL || status == MPI_F_STATUS_IGNORE;
+    int rc = MPIX_Type_recv(&t, (int)source, (int)tag, MPI_Comm_f2c(comm),
+                            ignore ? MPI_STATUS_IGNORE : &s);
+    if (rc == MPI_SUCCESS) {
+        *type = MPI_Type_c2f(t);
+        if (!ignore)
+            MPI_Status_c2f(&s, status);
+    }
+    return rc;
+}
+
+/* The status of the f08 binding: source, tag and error (its public
+ * fields), so that any MPI's TYPE(MPI_Status) can take them. */
+int mpixf_recv_f08(MPI_Fint *type, MPI_Fint source, MPI_Fint tag, MPI_Fint comm,
+                   MPI_Fint *status_source, MPI_Fint *status_tag, MPI_Fint *status_error)
+{
+    MPI_Datatype t;
+    MPI_Status s;
+    int rc = MPIX_Type_recv(&t, (int)source, (int)tag, MPI_Comm_f2c(comm), &s);
+    if (rc == MPI_SUCCESS) {
+        *type = MPI_Type_c2f(t);
+        *status_source = s.MPI_SOURCE;
+        *status_tag = s.MPI_TAG;
+        *status_error = s.MPI_ERROR;
+    }
+    return rc;
+}
+
+/* Two Fortran arguments passed by reference: are they the same object
+ * (the status argument and MPI_STATUS_IGNORE)? */
+int mpixf_same_object(const void *a, const void *b)
+{
+    return a == b;
+}
+
+int mpixf_bcast(MPI_Fint *type, MPI_Fint root, MPI_Fint comm)
+{
+    MPI_Datatype t = MPI_Type_f2c(*type);
+    int rc = MPIX_Type_bcast(&t, (int)root, MPI_Comm_f2c(comm));
+    if (rc == MPI_SUCCESS)
+        *type = MPI_Type_c2f(t);
+    return rc;
+}
+
+int mpixf_exchange_setup(MPI_Fint comm)
+{
+    return MPIX_Type_exchange_setup(MPI_Comm_f2c(comm));
+}
+
+int mpixf_reference(MPI_Fint type, MPI_Fint dest, MPI_Fint comm, void *ref)
+{
+    return MPIX_Type_reference(MPI_Type_f2c(type), (int)dest, MPI_Comm_f2c(comm), ref);
+}
+
+int mpixf_resolve(const void *ref, MPI_Fint source, MPI_Fint comm, MPI_Fint *type)
+{
+    MPI_Datatype t;
+    int rc = MPIX_Type_resolve(ref, (int)source, MPI_Comm_f2c(comm), &t);
+    if (rc == MPI_SUCCESS)
+        *type = MPI_Type_c2f(t);
+    return rc;
+}
+
+int mpixf_release(MPI_Fint *type)
+{
+    MPI_Datatype t = MPI_Type_f2c(*type);
+    int rc = MPIX_Type_release(&t);
+    if (rc == MPI_SUCCESS)
+        *type = MPI_Type_c2f(t);
+    return rc;
+}
+
+int mpixf_exchange_set_cache_limit(MPI_Fint limit)
+{
+    return MPIX_Type_exchange_set_cache_limit((int)limit);
+}
+
+int mpixf_get_version(MPI_Fint *major, MPI_Fint *minor, MPI_Fint *patch)
+{
+    int a, b, c;
+    int rc = MPIX_Marshal_get_version(&a, &b, &c);
+    if (rc == MPI_SUCCESS) {
+        *major = a;
+        *minor = b;
+        *patch = c;
+    }
+    return rc;
+}

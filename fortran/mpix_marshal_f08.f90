@@ -1,0 +1,230 @@
+! mpix-marshal for `use mpi_f08` programs: the MPIX_ functions of
+! mpix_marshal.h with TYPE(MPI_Datatype), TYPE(MPI_Comm), TYPE(MPI_Status)
+! handles and an optional ierror, as the MPI Fortran 2008 bindings have
+! them. Errors are raised on MPI_COMM_SELF's error handler by the library
+! before they are returned (set MPI_ERRORS_RETURN on it to get them in
+! ierror). The constants (MPIX_HASH_*, MPIX_COMPARE_*, MPIX_MARSHAL_ERR_*,
+! ...) come from mpix_marshal_constants, re-exported here.
+module mpix_marshal_f08
+    use, intrinsic :: iso_fortran_env, only: int64
+    use mpi_f08, only: MPI_Datatype, MPI_Comm, MPI_Status, MPI_ADDRESS_KIND, MPI_COUNT_KIND, &
+        MPI_STATUS_IGNORE
+    use mpix_marshal_constants
+    use mpix_marshal_c
+    implicit none
+    private
+    public :: MPIX_Type_marshal, MPIX_Type_marshal_size, MPIX_Type_unmarshal, &
+        MPIX_Type_unregister_marshaled_keyval, MPIX_Type_signature_hash, &
+        MPIX_Type_signature_prefix_hash, MPIX_Type_marshaled_signature_hash, &
+        MPIX_Type_signature_count, MPIX_Type_compare, MPIX_Type_marshal_error_kind, MPIX_Type_send, &
+        MPIX_Type_recv, MPIX_Type_bcast, MPIX_Type_exchange_setup, MPIX_Type_reference, &
+        MPIX_Type_resolve, MPIX_Type_release, MPIX_Type_exchange_set_cache_limit, &
+        MPIX_Marshal_get_version
+    ! The constants of mpix_marshal_constants (generated from the C header).
+    include 'mpix_marshal_public.inc'
+contains
+    subroutine MPIX_Type_marshal(typerep, datatype, outbuf, outsize, num_written, ierror)
+        character(len=*), intent(in) :: typerep
+        type(MPI_Datatype), intent(in) :: datatype
+        type(*), dimension(*) :: outbuf
+        integer(kind=MPI_ADDRESS_KIND), intent(in) :: outsize
+        integer(kind=MPI_ADDRESS_KIND), intent(out) :: num_written
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_marshal(typerep, len(typerep), datatype%MPI_VAL, outbuf, outsize, num_written)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_marshal_size(typerep, datatype, size, ierror)
+        character(len=*), intent(in) :: typerep
+        type(MPI_Datatype), intent(in) :: datatype
+        integer(kind=MPI_ADDRESS_KIND), intent(out) :: size
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_marshal_size(typerep, len(typerep), datatype%MPI_VAL, size)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    ! On error datatype is left as it was.
+    subroutine MPIX_Type_unmarshal(typerep, inbuf, insize, datatype, ierror)
+        character(len=*), intent(in) :: typerep
+        type(*), dimension(*), intent(in) :: inbuf
+        integer(kind=MPI_ADDRESS_KIND), intent(in) :: insize
+        type(MPI_Datatype), intent(inout) :: datatype
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_unmarshal(typerep, len(typerep), inbuf, insize, datatype%MPI_VAL)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_unregister_marshaled_keyval(type_keyval, ierror)
+        integer, intent(in) :: type_keyval
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_unregister_marshaled_keyval(type_keyval)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_signature_hash(datatype, kind, hash, ierror)
+        type(MPI_Datatype), intent(in) :: datatype
+        integer, intent(in) :: kind
+        integer(kind=int64), intent(inout) :: hash
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_signature_hash(datatype%MPI_VAL, kind, hash)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_signature_prefix_hash(datatype, count, n, kind, hash, ierror)
+        type(MPI_Datatype), intent(in) :: datatype
+        integer(kind=MPI_COUNT_KIND), intent(in) :: count, n
+        integer, intent(in) :: kind
+        integer(kind=int64), intent(inout) :: hash
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_signature_prefix_hash(datatype%MPI_VAL, count, n, kind, hash)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_marshaled_signature_hash(typerep, inbuf, insize, hash, ierror)
+        character(len=*), intent(in) :: typerep
+        type(*), dimension(*), intent(in) :: inbuf
+        integer(kind=MPI_ADDRESS_KIND), intent(in) :: insize
+        integer(kind=int64), intent(inout) :: hash
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_marshaled_signature_hash(typerep, len(typerep), inbuf, insize, hash)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_signature_count(datatype, count, ierror)
+        type(MPI_Datatype), intent(in) :: datatype
+        integer(kind=MPI_COUNT_KIND), intent(inout) :: count
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_signature_count(datatype%MPI_VAL, count)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    ! result: 0 when equal, else the weakest level at which they differ;
+    ! explanation (optional): the first difference, blank when equal, cut
+    ! to len(explanation).
+    subroutine MPIX_Type_compare(type_a, type_b, level, result, explanation, ierror)
+        type(MPI_Datatype), intent(in) :: type_a, type_b
+        integer, intent(in) :: level
+        integer, intent(inout) :: result
+        character(len=*), optional, intent(inout) :: explanation
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        if (present(explanation)) then
+            rc = mpixf_compare(type_a%MPI_VAL, type_b%MPI_VAL, level, result, explanation, len(explanation))
+        else
+            rc = mpixf_compare_noexpl(type_a%MPI_VAL, type_b%MPI_VAL, level, result, 0_MPI_ADDRESS_KIND, 0)
+        end if
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_marshal_error_kind(errorcode, kind, ierror)
+        integer, intent(in) :: errorcode
+        integer, intent(inout) :: kind
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_error_kind(errorcode, kind)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_send(datatype, dest, tag, comm, ierror)
+        type(MPI_Datatype), intent(in) :: datatype
+        integer, intent(in) :: dest, tag
+        type(MPI_Comm), intent(in) :: comm
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_send(datatype%MPI_VAL, dest, tag, comm%MPI_VAL)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    ! status: optional; MPI_STATUS_IGNORE too. It gets MPI_SOURCE, MPI_TAG
+    ! and MPI_ERROR (the type exchange's message: no count to ask).
+    subroutine MPIX_Type_recv(datatype, source, tag, comm, status, ierror)
+        type(MPI_Datatype), intent(inout) :: datatype
+        integer, intent(in) :: source, tag
+        type(MPI_Comm), intent(in) :: comm
+        type(MPI_Status), optional :: status
+        integer, optional, intent(out) :: ierror
+        integer :: rc, s_source, s_tag, s_error
+        rc = mpixf_recv_f08(datatype%MPI_VAL, source, tag, comm%MPI_VAL, s_source, s_tag, s_error)
+        if (rc == 0 .and. present(status)) then
+            if (mpixf_same_object(status, MPI_STATUS_IGNORE) == 0) then
+                status%MPI_SOURCE = s_source
+                status%MPI_TAG = s_tag
+                status%MPI_ERROR = s_error
+            end if
+        end if
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_bcast(datatype, root, comm, ierror)
+        type(MPI_Datatype), intent(inout) :: datatype
+        integer, intent(in) :: root
+        type(MPI_Comm), intent(in) :: comm
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_bcast(datatype%MPI_VAL, root, comm%MPI_VAL)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_exchange_setup(comm, ierror)
+        type(MPI_Comm), intent(in) :: comm
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_exchange_setup(comm%MPI_VAL)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    ! ref: MPIX_TYPE_REFERENCE_SIZE (16) bytes, e.g. INTEGER(INT8) :: ref(16).
+    subroutine MPIX_Type_reference(datatype, dest, comm, ref, ierror)
+        type(MPI_Datatype), intent(in) :: datatype
+        integer, intent(in) :: dest
+        type(MPI_Comm), intent(in) :: comm
+        type(*), dimension(*) :: ref
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_reference(datatype%MPI_VAL, dest, comm%MPI_VAL, ref)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_resolve(ref, source, comm, datatype, ierror)
+        type(*), dimension(*), intent(in) :: ref
+        integer, intent(in) :: source
+        type(MPI_Comm), intent(in) :: comm
+        type(MPI_Datatype), intent(inout) :: datatype
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_resolve(ref, source, comm%MPI_VAL, datatype%MPI_VAL)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_release(datatype, ierror)
+        type(MPI_Datatype), intent(inout) :: datatype
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_release(datatype%MPI_VAL)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Type_exchange_set_cache_limit(limit, ierror)
+        integer, intent(in) :: limit
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_exchange_set_cache_limit(limit)
+        if (present(ierror)) ierror = rc
+    end subroutine
+
+    subroutine MPIX_Marshal_get_version(major, minor, patch, ierror)
+        integer, intent(inout) :: major, minor, patch
+        integer, optional, intent(out) :: ierror
+        integer :: rc
+        rc = mpixf_get_version(major, minor, patch)
+        if (present(ierror)) ierror = rc
+    end subroutine
+end module mpix_marshal_f08
