@@ -6,6 +6,7 @@
  *   pending  MPI_Isend of 2 MPI_INT, tag 9, never waited
  *   many     COUNT (argv[2], default 1000) MPI_Send of 1 MPI_INT, tag 3
  *   dup      MPI_Send of 5 MPI_SHORT, tag 4, on a duplicate named "mydup"
+ *   derived  MPI_Send of 2 x a vector of 3 MPI_INT, tag 5
  *   freed    as dup, the duplicate freed before MPI_Finalize
  *   correct  every message received, every request completed (or freed):
  *            prints "lost-correct: checksum N" */
@@ -21,7 +22,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *s = argc > 1 ? argv[1] : "correct";
     int last = size - 1;
-    int a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    int a[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
     double d[3] = {1.5, 2.5, 3.5};
     short h[5] = {1, 2, 3, 4, 5};
     MPI_Request req = MPI_REQUEST_NULL;
@@ -42,6 +43,12 @@ int main(int argc, char **argv) {
         int count = argc > 2 ? atoi(argv[2]) : 1000;
         if (rank == 0)
             for (int i = 0; i < count; i++) MPI_Send(a, 1, MPI_INT, last, 3, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "derived")) {
+        MPI_Datatype v;
+        MPI_Type_vector(3, 1, 2, MPI_INT, &v);
+        MPI_Type_commit(&v);
+        if (rank == 0) MPI_Send(a, 2, v, last, 5, MPI_COMM_WORLD);
+        MPI_Type_free(&v);
     } else if (!strcmp(s, "dup") || !strcmp(s, "freed")) {
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
