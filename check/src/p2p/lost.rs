@@ -53,7 +53,9 @@
 //! reads it and nothing can be recovered there. `MPIX_CHECK=warn` only
 //! reports.
 
-use super::{channels, lock, take_companion, world_of, Channel, Companion, LEN, NO_REFERENCE, PREDEFINED};
+use super::{
+    channels, lock, take_companion, world_of, Channel, Companion, LEN, NO_REFERENCE, PREDEFINED,
+};
 use crate::check;
 use crate::mpi;
 use crate::report::{self, Mode, Report};
@@ -219,7 +221,9 @@ pub fn send_posted(
     count: i64,
     datatype: MPI_Datatype,
 ) {
-    let Some(ch) = super::channel(comm) else { return };
+    let Some(ch) = super::channel(comm) else {
+        return;
+    };
     let world = world_of(ch, dest);
     let key = mpi::bits(request);
     let mut p = lock(pending());
@@ -257,7 +261,9 @@ pub fn send_done(key: u64) {
 /// leaves messages behind on purpose).
 fn wanted() -> bool {
     !matches!(
-        std::env::var("MPIX_CHECK_LOST").unwrap_or_default().as_str(),
+        std::env::var("MPIX_CHECK_LOST")
+            .unwrap_or_default()
+            .as_str(),
         "0" | "off" | "no"
     )
 }
@@ -313,7 +319,11 @@ fn describe(c: &Companion, source: c_int, dup: MPI_Comm) -> (String, Option<u64>
     } else {
         (None, false)
     };
-    let el = if c.elements == 1 { "element" } else { "elements" };
+    let el = if c.elements == 1 {
+        "element"
+    } else {
+        "elements"
+    };
     let out = match t {
         Some(t) => (
             format!(
@@ -323,7 +333,13 @@ fn describe(c: &Companion, source: c_int, dup: MPI_Comm) -> (String, Option<u64>
             ),
             Some(mpi::type_size(t).saturating_mul(c.count.max(0) as u64)),
         ),
-        None => (format!("{} {el} (the sender's datatype is unknown here)", c.elements), None),
+        None => (
+            format!(
+                "{} {el} (the sender's datatype is unknown here)",
+                c.elements
+            ),
+            None,
+        ),
     };
     if let (Some(t), true) = (t, lent) {
         let _ = crate::internal::within(|| mpix_marshal::release_type(t));
@@ -470,6 +486,10 @@ fn live() -> Vec<&'static mut Channel> {
         .collect()
 }
 
+/// Descriptions already made, by (channel, source, reference, count,
+/// flags).
+type Described = HashMap<(u64, c_int, [u8; 16], i64, u64), (String, Option<u64>)>;
+
 /// The companions sent to this rank and not consumed: each a lost
 /// message, with its user message probed (and taken when small).
 fn by_companions(
@@ -501,8 +521,7 @@ fn by_companions(
     let mut deadline = Instant::now() + WAIT;
     // Lost messages whose user message could not be taken: the next ones
     // of that (communicator, source, tag) are not probed.
-    let mut cache: HashMap<(u64, c_int, [u8; 16], i64, u64), (String, Option<u64>)> =
-        HashMap::new();
+    let mut cache: Described = HashMap::new();
     while missing() > 0 && Instant::now() < deadline {
         let mut any = false;
         for ch in live() {
@@ -629,7 +648,11 @@ fn lost_line((l, n): &(Lost, usize)) -> String {
     } else {
         l.source.clone()
     };
-    let mut s = format!("{} from {from} on {}", plural(*n, "message", "messages"), l.comm);
+    let mut s = format!(
+        "{} from {from} on {}",
+        plural(*n, "message", "messages"),
+        l.comm
+    );
     if l.tag >= 0 {
         s.push_str(&format!(", tag {}", l.tag));
     }
@@ -673,7 +696,10 @@ pub fn at_finalize() {
                 .iter()
                 .map(|p| {
                     let alive = channels.contains(&mpi::bits(p.comm));
-                    let comm = match live().into_iter().find(|c| mpi::bits(c.comm) == mpi::bits(p.comm)) {
+                    let comm = match live()
+                        .into_iter()
+                        .find(|c| mpi::bits(c.comm) == mpi::bits(p.comm))
+                    {
                         Some(c) => channel_name(c),
                         None => "a communicator freed since".into(),
                     };
@@ -681,7 +707,10 @@ pub fn at_finalize() {
                         && (mpi::is_named(p.datatype)
                             || check::TYPES_FREED.load(Ordering::Acquire) == p.freed);
                     let what = if readable {
-                        format!(": (count, datatype) = {}", check::describe(p.count, p.datatype))
+                        format!(
+                            ": (count, datatype) = {}",
+                            check::describe(p.count, p.datatype)
+                        )
                     } else {
                         format!(": count {}", p.count)
                     };
@@ -704,7 +733,8 @@ pub fn at_finalize() {
         if lines.len() > LINES {
             details.push(format!("… and {} more kinds", lines.len() - LINES));
         }
-        details.push("no MPI_Wait/MPI_Test form completed their requests before MPI_Finalize".into());
+        details
+            .push("no MPI_Wait/MPI_Test form completed their requests before MPI_Finalize".into());
         Report {
             call: "MPI_Finalize".into(),
             comm: "MPI_COMM_WORLD".into(),
@@ -747,7 +777,9 @@ pub fn at_finalize() {
             )
         };
         if rc == 0 {
-            let expected: Vec<i64> = (0..n).map(|w| (inn[2 * w] + inn[2 * w + 1]) as i64).collect();
+            let expected: Vec<i64> = (0..n)
+                .map(|w| (inn[2 * w] + inn[2 * w + 1]) as i64)
+                .collect();
             let mut orphans: Vec<u64> = (0..n).map(|w| inn[2 * w + 1]).collect();
             // Found at the free of their communicators: counted as consumed.
             lost.append(&mut lock(freed_lost()));
@@ -760,7 +792,13 @@ pub fn at_finalize() {
     // Messages without a companion (all of them without the point-to-point
     // checks) on the communicators every program has.
     let world = mpi::comm_world();
-    sweep(world, &mpi::comm_name(world, size), false, &stuck, &mut lost);
+    sweep(
+        world,
+        &mpi::comm_name(world, size),
+        false,
+        &stuck,
+        &mut lost,
+    );
     let selfc = mpi::comm_self();
     sweep(selfc, &mpi::comm_name(selfc, 1), false, &stuck, &mut lost);
 
