@@ -107,6 +107,13 @@
 //! same, since MPICH 4.0 leaves their status unset (without one, their own
 //! (source, tag) stand for the status's).
 //!
+//! # Lost messages
+//!
+//! Each rank counts the companions it sends and consumes per world rank;
+//! at `MPI_Finalize` the counts are exchanged and the companions no
+//! receive consumed are reported as lost messages, with the nonblocking
+//! sends never completed (`lost`).
+//!
 //! # Wrapped
 //!
 //! `MPI_Send`, `MPI_Ssend`, `MPI_Bsend`, `MPI_Rsend`, their `MPI_I…` and
