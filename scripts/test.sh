@@ -12,7 +12,8 @@
 # build the demo with pkg-config, CMake and -I/-L, run it) and the
 # collective checker's tests (scripts/check-tests.sh) and its point-to-point
 # tests (scripts/check-p2p-tests.sh), and the checker with the type
-# exchange (scripts/check-exchange-tests.sh). Then the cross-reading
+# exchange (scripts/check-exchange-tests.sh), its check at MPI_Finalize
+# (scripts/check-lost-tests.sh). Then the cross-reading
 # matrix (every MPI reads the streams every other wrote, tests/cross.rs),
 # printed, the wrong-MPI tests (scripts/wrong-mpi-tests.sh: each MPI's
 # build refuses the other's programs with one line) and a short fuzz run
@@ -84,6 +85,8 @@ pass() { # mpi
             in_mpi "$mpi" 'scripts/check-p2p-tests.sh "$CARGO_TARGET_DIR"'
         suite "$l: mpix-check with the type exchange (its C tests and examples under every check, -n 2 and -n 4)" \
             in_mpi "$mpi" 'scripts/check-exchange-tests.sh "$CARGO_TARGET_DIR"'
+        suite "$l: mpix-check lost messages and pending sends at MPI_Finalize (-n 2 and -n 4)" \
+            in_mpi "$mpi" 'scripts/check-lost-tests.sh "$CARGO_TARGET_DIR"'
     fi
     timings+=("$(printf '%-22s %4d s' "$l" $((SECONDS - start)))")
 }

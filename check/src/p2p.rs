@@ -107,6 +107,13 @@
 //! same, since MPICH 4.0 leaves their status unset (without one, their own
 //! (source, tag) stand for the status's).
 //!
+//! # Lost messages
+//!
+//! Each rank counts the companions it sends and consumes per world rank;
+//! at `MPI_Finalize` the counts are exchanged and the companions no
+//! receive consumed are reported as lost messages, with the nonblocking
+//! sends never completed (`lost`).
+//!
 //! # Wrapped
 //!
 //! `MPI_Send`, `MPI_Ssend`, `MPI_Bsend`, `MPI_Rsend`, their `MPI_I…` and
@@ -137,6 +144,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+pub mod lost;
 pub mod wrap;
 
 extern "C" {
@@ -250,6 +258,10 @@ pub struct Channel {
     /// tag) it took cannot be known, so the channel's receives are no
     /// longer checked.
     lost: bool,
+    /// The world rank of each peer (the remote group's, on an
+    /// intercommunicator; -1 outside MPI_COMM_WORLD), for the lost-message
+    /// counts (`lost`).
+    world: Vec<i32>,
 }
 
 static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -264,6 +276,8 @@ extern "C" fn delete_channel(value: *mut c_void) {
     let mut ch = *unsafe { Box::from_raw(value as *mut Channel) };
     if ch.lost {
         drop_arrived(&ch);
+    } else {
+        lost::channel_freed(&mut ch);
     }
     // SAFETY: the checker's own duplicate (its exchange settles here,
     // inside the user's collective free).
@@ -333,6 +347,7 @@ fn make_channel(comm: MPI_Comm) {
         posted: 0,
         queue: VecDeque::new(),
         lost: false,
+        world: lost::world_ranks(comm, inter != 0),
     }));
     // SAFETY: attaches the channel; MPI calls delete_channel at free.
     if unsafe { PMPI_Comm_set_attr(comm, kv, ch as *mut c_void) } != 0 {
@@ -452,6 +467,8 @@ struct InFlight {
     key: u64,
     /// The user's nonblocking send request it goes with (0: none).
     user: u64,
+    /// The destination's world rank (-1: not in MPI_COMM_WORLD).
+    peer: i32,
     _buf: Box<[u8; LEN]>,
 }
 
@@ -522,11 +539,14 @@ pub fn sent(
         return None;
     }
     let key = mpi::bits(req);
+    let peer = ch.world.get(dest as usize).copied().unwrap_or(-1);
+    lost::count_sent(peer);
     let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
     f.push(InFlight {
         req,
         key,
         user: 0,
+        peer,
         _buf: buf,
     });
     let n = f.len();
@@ -554,7 +574,10 @@ pub fn unsent(key: Option<u64>) {
         };
         f.swap_remove(i)
     };
-    cancel_companion(entry);
+    let peer = entry.peer;
+    // The message does not exist: it is not counted as sent. A companion
+    // MPI could not cancel any more arrives alone (an orphan: `lost`).
+    lost::uncount_sent(peer, !cancel_companion(entry));
 }
 
 /// Cancels one companion and waits for the cancel to settle (local:
@@ -948,12 +971,17 @@ fn drop_arrived(ch: &Channel) {
     }
 }
 
+/// The world rank of `source` in `ch` (-1 outside MPI_COMM_WORLD).
+fn world_of(ch: &Channel, source: c_int) -> i32 {
+    ch.world.get(source as usize).copied().unwrap_or(-1)
+}
+
 /// Takes and drops the companion of a message no receive checks.
 fn take_companion(ch: &Channel, source: c_int, tag: c_int) {
     let mut buf = [0u8; LEN];
     // SAFETY: buf holds LEN bytes; the companion was posted before its
     // message, which has been received.
-    unsafe {
+    let rc = unsafe {
         PMPI_Recv(
             buf.as_mut_ptr() as *mut c_void,
             LEN as c_int,
@@ -964,6 +992,9 @@ fn take_companion(ch: &Channel, source: c_int, tag: c_int) {
             RSMPI_STATUS_IGNORE,
         )
     };
+    if rc == 0 {
+        lost::count_consumed(world_of(ch, source));
+    }
 }
 
 /// An active receive was freed (`MPI_Request_free`): MPI still completes
@@ -1010,6 +1041,7 @@ fn check_one(ch: &Channel, r: &Rec, source: c_int, tag: c_int) -> Result<(), c_i
     if rc != 0 {
         return Ok(());
     }
+    lost::count_consumed(world_of(ch, source));
     let c = Companion::decode(&buf);
     // The sender's type, for a report: a predefined one by its code (a
     // table look-up), a derived one lent by the exchange (every reference
@@ -1294,6 +1326,19 @@ pub fn started(s: Starting, rc: c_int, request: MPI_Request) {
     } else {
         attach_send(s.send, request);
         attach(s.recv, request);
+        if s.send.is_some() {
+            if let Some(Persistent::Send {
+                comm,
+                peer,
+                tag,
+                count,
+                datatype,
+                ..
+            }) = persistent_of(request)
+            {
+                lost::send_posted("MPI_Start", request, comm, peer, tag, count, datatype);
+            }
+        }
     }
 }
 
@@ -1306,6 +1351,7 @@ pub fn request_freed(request: MPI_Request) {
         if let Some(k) = take(mpi::bits(request)) {
             receive_freed(k);
         }
+        lost::send_done(mpi::bits(request));
     }
     let mut v = persistent().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(i) = v.iter().position(|e| e.0 == mpi::bits(request)) {
@@ -1343,7 +1389,9 @@ fn take(request: u64) -> Option<(usize, u64)> {
 }
 
 fn tracking() -> bool {
-    POSTED.load(Ordering::Acquire) != 0 || CANCELLING.load(Ordering::Acquire) != 0
+    POSTED.load(Ordering::Acquire) != 0
+        || CANCELLING.load(Ordering::Acquire) != 0
+        || lost::PENDING_SENDS.load(Ordering::Acquire) != 0
 }
 
 fn keys(count: c_int, requests: *const MPI_Request) -> Vec<u64> {
@@ -1368,6 +1416,7 @@ fn completed(key: u64, status: &MPI_Status) -> Result<(), c_int> {
             if CANCELLING.load(Ordering::Acquire) != 0 {
                 send_completed(key, status);
             }
+            lost::send_done(key);
             Ok(())
         }
     }

@@ -177,6 +177,8 @@ pub unsafe extern "C" fn MPI_Init_thread(
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    // Lost messages and pending sends (collective over the world).
+    crate::p2p::lost::at_finalize();
     crate::p2p::finalize(mpi::comm_world());
     mpi::channel::close();
     mpi::drop_state(mpi::comm_world());

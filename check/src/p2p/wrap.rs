@@ -6,6 +6,7 @@
 #![allow(non_snake_case)]
 #![allow(clippy::missing_safety_doc)]
 #![allow(clippy::too_many_arguments)]
+#![allow(clippy::useless_conversion)]
 
 use super::{attach, attach_send, not_posted, received, receiving, sent, unsent};
 use mpi_sys::*;
@@ -68,6 +69,18 @@ macro_rules! send_with_request {
             } else if !$persistent {
                 // SAFETY: MPI wrote the request.
                 attach_send(key, unsafe { *request });
+                if key.is_some() {
+                    // SAFETY: as above.
+                    super::lost::send_posted(
+                        stringify!($name),
+                        unsafe { *request },
+                        comm,
+                        dest,
+                        tag,
+                        count.into(),
+                        t,
+                    );
+                }
             }
             if $persistent && rc == 0 {
                 // SAFETY: MPI wrote the request.

@@ -1,0 +1,840 @@
+//! No message is lost silently (issue 29, item 4): `MPI_Finalize` is
+//! checked. Every rank reports the messages sent to it that no receive
+//! took, and its own nonblocking sends that were never completed.
+//!
+//! # How
+//!
+//! *With the point-to-point checks* (`MPIX_CHECK_P2P=1`) every user
+//! message has a companion (`crate::p2p`), and a receive consumes its
+//! message's companion. Each rank counts, per world rank, the companions it
+//! sent (less those of messages cancelled or never posted) and the
+//! companions it consumed: two atomic additions per message. At
+//! `MPI_Finalize`, one `MPI_Alltoall` on the checker's private duplicate of
+//! `MPI_COMM_WORLD` (`MPI_Finalize` is collective over the world) tells
+//! every rank how many companions each rank sent it. Where fewer were
+//! consumed, the missing ones are lost messages: the rank probes its
+//! channels (bounded: 2 s) until it has them all, takes them (they are the
+//! checker's own messages), decodes the sender's (count, datatype) and
+//! probes the user's communicator for the message itself (its size; a
+//! small message, up to 4 KiB, is taken too, so that the next one of that
+//! source and tag can be seen). A correct program pays the counters and the
+//! one `MPI_Alltoall`, nothing else: it has nothing to find.
+//!
+//! *Without them*, nothing is counted: after a barrier on the private
+//! duplicate, `MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG)` on `MPI_COMM_WORLD`
+//! and `MPI_COMM_SELF` finds the messages that arrived and were never
+//! received (source, tag, size in bytes: no datatype travels). Limits: a
+//! message still in transit at the barrier is not seen (MPI does not order
+//! messages on two communicators), nor one on another communicator.
+//!
+//! *Pending sends*: with the point-to-point checks, every nonblocking or
+//! persistent send on a checked communicator is kept under its request
+//! until a Wait/Test form completes it (or `MPI_Request_free` frees it: the
+//! program gave it up, which MPI allows). Those left at `MPI_Finalize` are
+//! reported by their sender.
+//!
+//! *Not reported*: the checker's own messages (companions, the collective
+//! checks', the status channel's) and the type exchange's: all travel on
+//! private duplicates, never probed as the user's. A companion whose
+//! message was cancelled is not counted as sent; one MPI could not cancel
+//! any more is counted as an orphan, and a companion of that sender whose
+//! message is not on the user's communicator is dropped as that orphan.
+//!
+//! *Freed communicators*: a message no receive took is lost as much when
+//! the program freed its communicator since. When the program frees a
+//! checked communicator with no receive of it pending, the companions that
+//! have arrived are taken and kept (decoded) for the report at
+//! `MPI_Finalize`; the user's message itself cannot be probed any more.
+//!
+//! *Exit status*: under `MPIX_CHECK` (fatal, the default) a rank that
+//! reported ends with exit status 1 when the program exits (after its own
+//! code after `MPI_Finalize` has run, as valgrind's `--error-exitcode`):
+//! `MPI_Finalize` itself returns `MPI_SUCCESS`, since a program rarely
+//! reads it and nothing can be recovered there. `MPIX_CHECK=warn` only
+//! reports.
+
+use super::{
+    channels, lock, take_companion, world_of, Channel, Companion, LEN, NO_REFERENCE, PREDEFINED,
+};
+use crate::check;
+use crate::mpi;
+use crate::report::{self, Mode, Report};
+use mpi_sys::*;
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+extern "C" {
+    fn mxc_set_exit_status(code: c_int);
+}
+
+/// How long a rank waits for companions it knows were sent to it.
+const WAIT: Duration = Duration::from_secs(2);
+/// A lost message up to this size is taken off the user's communicator
+/// (it has arrived whole under every MPI's eager protocol), so that the
+/// next one of its source and tag can be seen.
+const TAKE: c_int = 4096;
+/// At most this many grouped lines per report.
+const LINES: usize = 20;
+
+// ---- the counts ----
+
+/// Per world rank: companions sent to it, orphans (companions whose
+/// message was cancelled but not they), companions consumed from it.
+struct Counts {
+    sent: Vec<AtomicU64>,
+    orphans: Vec<AtomicU64>,
+    consumed: Vec<AtomicU64>,
+}
+
+fn counts() -> Option<&'static Counts> {
+    COUNTS.get()
+}
+
+static COUNTS: OnceLock<Counts> = OnceLock::new();
+
+fn add(v: &[AtomicU64], peer: i32, d: i64) {
+    if let Some(c) = usize::try_from(peer).ok().and_then(|p| v.get(p)) {
+        if d >= 0 {
+            c.fetch_add(d as u64, Ordering::Relaxed);
+        } else {
+            c.fetch_sub((-d) as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A companion went to world rank `peer`.
+pub fn count_sent(peer: i32) {
+    if let Some(c) = counts() {
+        add(&c.sent, peer, 1);
+    }
+}
+
+/// The message of a companion to `peer` does not exist (its call failed,
+/// or MPI cancelled it): not counted; `orphan`: its companion still went.
+pub fn uncount_sent(peer: i32, orphan: bool) {
+    if let Some(c) = counts() {
+        add(&c.sent, peer, -1);
+        if orphan {
+            add(&c.orphans, peer, 1);
+        }
+    }
+}
+
+/// A companion from world rank `peer` was taken.
+pub fn count_consumed(peer: i32) {
+    if let Some(c) = counts() {
+        add(&c.consumed, peer, 1);
+    }
+}
+
+/// The world rank of each rank of `comm` (its remote group's, for an
+/// intercommunicator), -1 outside MPI_COMM_WORLD. Sets the counts up on
+/// the first call (MPI_COMM_WORLD's channel, at MPI_Init).
+pub fn world_ranks(comm: MPI_Comm, inter: bool) -> Vec<i32> {
+    let mut wsize = 0;
+    // SAFETY: a plain query.
+    unsafe { PMPI_Comm_size(mpi::comm_world(), &mut wsize) };
+    COUNTS.get_or_init(|| {
+        let v = || (0..wsize.max(0)).map(|_| AtomicU64::new(0)).collect();
+        Counts {
+            sent: v(),
+            orphans: v(),
+            consumed: v(),
+        }
+    });
+    let mut g = std::mem::MaybeUninit::<MPI_Group>::uninit();
+    let mut wg = std::mem::MaybeUninit::<MPI_Group>::uninit();
+    let mut out = vec![];
+    // SAFETY: local group queries of valid communicators; both groups are
+    // freed, and the buffers hold n ranks.
+    unsafe {
+        let rc = if inter {
+            PMPI_Comm_remote_group(comm, g.as_mut_ptr())
+        } else {
+            PMPI_Comm_group(comm, g.as_mut_ptr())
+        };
+        if rc != 0 {
+            return out;
+        }
+        let mut g = g.assume_init();
+        if PMPI_Comm_group(mpi::comm_world(), wg.as_mut_ptr()) == 0 {
+            let mut wg = wg.assume_init();
+            let mut n = 0;
+            if PMPI_Group_size(g, &mut n) == 0 {
+                let from: Vec<c_int> = (0..n).collect();
+                let mut to = vec![0 as c_int; n.max(0) as usize];
+                if PMPI_Group_translate_ranks(g, n, from.as_ptr(), wg, to.as_mut_ptr()) == 0 {
+                    let undefined = mpi::undefined();
+                    out = to
+                        .into_iter()
+                        .map(|r| if r == undefined { -1 } else { r })
+                        .collect();
+                }
+            }
+            PMPI_Group_free(&mut wg);
+        }
+        PMPI_Group_free(&mut g);
+    }
+    out
+}
+
+// ---- pending sends ----
+
+struct PendingSend {
+    request: u64,
+    call: &'static str,
+    comm: MPI_Comm,
+    /// The destination and its world rank.
+    dest: c_int,
+    world: i32,
+    tag: c_int,
+    count: i64,
+    datatype: MPI_Datatype,
+    /// `check::TYPES_FREED` at posting (a derived type freed since is not
+    /// read again).
+    freed: u64,
+}
+
+// SAFETY: plain handles.
+unsafe impl Send for PendingSend {}
+
+/// How many sends are kept (the completion calls look for theirs only
+/// when some are).
+pub static PENDING_SENDS: AtomicUsize = AtomicUsize::new(0);
+
+fn pending() -> &'static Mutex<Vec<PendingSend>> {
+    static P: OnceLock<Mutex<Vec<PendingSend>>> = OnceLock::new();
+    P.get_or_init(Default::default)
+}
+
+/// A nonblocking send (or a persistent send's start) on a checked
+/// communicator posted its message under `request`.
+pub fn send_posted(
+    call: &'static str,
+    request: MPI_Request,
+    comm: MPI_Comm,
+    dest: c_int,
+    tag: c_int,
+    count: i64,
+    datatype: MPI_Datatype,
+) {
+    let Some(ch) = super::channel(comm) else {
+        return;
+    };
+    let world = world_of(ch, dest);
+    let key = mpi::bits(request);
+    let mut p = lock(pending());
+    // A handle MPI gave again was completed unseen.
+    p.retain(|e| e.request != key);
+    p.push(PendingSend {
+        request: key,
+        call,
+        comm,
+        dest,
+        world,
+        tag,
+        count,
+        datatype,
+        freed: check::TYPES_FREED.load(Ordering::Acquire),
+    });
+    PENDING_SENDS.store(p.len(), Ordering::Release);
+}
+
+/// The request `key` completed or was freed.
+pub fn send_done(key: u64) {
+    if PENDING_SENDS.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let mut p = lock(pending());
+    if let Some(i) = p.iter().position(|e| e.request == key) {
+        p.swap_remove(i);
+        PENDING_SENDS.store(p.len(), Ordering::Release);
+    }
+}
+
+// ---- lost messages ----
+
+/// `MPIX_CHECK_LOST=0` turns the check at MPI_Finalize off (a program that
+/// leaves messages behind on purpose).
+fn wanted() -> bool {
+    !matches!(
+        std::env::var("MPIX_CHECK_LOST")
+            .unwrap_or_default()
+            .as_str(),
+        "0" | "off" | "no"
+    )
+}
+
+/// One lost message, as reported (grouped by all its fields).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Lost {
+    comm: String,
+    /// The source in the communicator (its name for intercommunicators
+    /// says "remote group rank").
+    source: String,
+    world: i32,
+    tag: c_int,
+    /// "(count, datatype) = …", or empty when no companion said it.
+    what: String,
+    /// The message's size in bytes, when known.
+    bytes: Option<u64>,
+}
+
+/// Lost messages found at the free of their communicator.
+fn freed_lost() -> &'static Mutex<Vec<Lost>> {
+    static F: OnceLock<Mutex<Vec<Lost>>> = OnceLock::new();
+    F.get_or_init(Default::default)
+}
+
+fn channel_name(ch: &Channel) -> String {
+    if ch.inter {
+        mpi::inter_name(ch.comm)
+    } else {
+        mpi::comm_name(ch.comm, ch.size)
+    }
+}
+
+fn source_name(ch: &Channel, source: c_int) -> String {
+    if ch.inter {
+        format!("remote group rank {source}")
+    } else {
+        format!("rank {source}")
+    }
+}
+
+/// The sender's (count, datatype) of a companion, and its size in bytes.
+fn describe(c: &Companion, source: c_int, dup: MPI_Comm) -> (String, Option<u64>) {
+    let (t, lent) = if c.flags & PREDEFINED != 0 {
+        let code = u16::from_le_bytes([c.reference[0], c.reference[1]]);
+        (
+            mpix_marshal::predefined_datatype(mpix_marshal::Predefined(code)),
+            false,
+        )
+    } else if c.flags & NO_REFERENCE == 0 {
+        let t = crate::internal::within(|| mpix_marshal::resolve_type(&c.reference, source, dup));
+        (t.ok(), true)
+    } else {
+        (None, false)
+    };
+    let el = if c.elements == 1 {
+        "element"
+    } else {
+        "elements"
+    };
+    let out = match t {
+        Some(t) => (
+            format!(
+                "(count, datatype) = {}: {} {el}",
+                check::describe(c.count, t),
+                c.elements
+            ),
+            Some(mpi::type_size(t).saturating_mul(c.count.max(0) as u64)),
+        ),
+        None => (
+            format!(
+                "{} {el} (the sender's datatype is unknown here)",
+                c.elements
+            ),
+            None,
+        ),
+    };
+    if let (Some(t), true) = (t, lent) {
+        let _ = crate::internal::within(|| mpix_marshal::release_type(t));
+    }
+    out
+}
+
+/// Takes one companion that has arrived on `ch` from (source, tag).
+fn take(ch: &Channel, source: c_int, tag: c_int) -> Option<Companion> {
+    let mut buf = [0u8; LEN];
+    // SAFETY: buf holds LEN bytes; the companion has arrived (probed).
+    let rc = unsafe {
+        PMPI_Recv(
+            buf.as_mut_ptr() as *mut c_void,
+            LEN as c_int,
+            mpi::byte(),
+            source,
+            tag,
+            ch.dup,
+            RSMPI_STATUS_IGNORE,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    super::lost::count_consumed(world_of(ch, source));
+    Some(Companion::decode(&buf))
+}
+
+fn probe(source: c_int, tag: c_int, comm: MPI_Comm) -> Option<MPI_Status> {
+    let mut flag = 0;
+    // SAFETY: MPI_Status is plain data.
+    let mut st: MPI_Status = unsafe { std::mem::zeroed() };
+    // SAFETY: a probe of a valid communicator.
+    let rc = unsafe { PMPI_Iprobe(source, tag, comm, &mut flag, &mut st) };
+    (rc == 0 && flag != 0).then_some(st)
+}
+
+fn bytes_of(st: &MPI_Status) -> u64 {
+    let mut n: MPI_Count = 0;
+    // SAFETY: a status MPI wrote.
+    unsafe { PMPI_Get_elements_x(st, mpi::byte(), &mut n) };
+    n.max(0) as u64
+}
+
+/// Takes the user's message that `st` probed off `comm` when it is small
+/// (it has arrived whole): the next one of its source and tag shows then.
+/// Whether it was taken.
+fn take_message(st: &MPI_Status, comm: MPI_Comm) -> bool {
+    let n = bytes_of(st);
+    if n > TAKE as u64 {
+        return false;
+    }
+    let mut flag = 0;
+    let mut msg = std::mem::MaybeUninit::<MPI_Message>::uninit();
+    // SAFETY: MPI_Status is plain data.
+    let mut s2: MPI_Status = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0u8; TAKE as usize];
+    // SAFETY: a matched probe of the message just seen, then its receive
+    // into a buffer of TAKE bytes (no more than that arrived).
+    unsafe {
+        if PMPI_Improbe(
+            st.MPI_SOURCE,
+            st.MPI_TAG,
+            comm,
+            &mut flag,
+            msg.as_mut_ptr(),
+            &mut s2,
+        ) != 0
+            || flag == 0
+        {
+            return false;
+        }
+        let mut msg = msg.assume_init();
+        PMPI_Mrecv(
+            buf.as_mut_ptr() as *mut c_void,
+            TAKE,
+            mpi::byte(),
+            &mut msg,
+            RSMPI_STATUS_IGNORE,
+        ) == 0
+    }
+}
+
+/// At the free of a checked communicator with no receive of it pending:
+/// the companions that have arrived are of messages no receive took.
+pub(super) fn channel_freed(ch: &mut Channel) {
+    if counts().is_none() {
+        return;
+    }
+    settle(ch);
+    if ch.queue.iter().any(|r| r.got.is_none() && !r.detached) {
+        return;
+    }
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    let name = format!("{} (freed since)", channel_name(ch));
+    let mut found = vec![];
+    while let Some(st) = probe(any_source, any_tag, ch.dup) {
+        let Some(c) = take(ch, st.MPI_SOURCE, st.MPI_TAG) else {
+            break;
+        };
+        let (what, bytes) = describe(&c, st.MPI_SOURCE, ch.dup);
+        found.push(Lost {
+            comm: name.clone(),
+            source: source_name(ch, st.MPI_SOURCE),
+            world: world_of(ch, st.MPI_SOURCE),
+            tag: st.MPI_TAG,
+            what,
+            bytes,
+        });
+    }
+    lock(freed_lost()).extend(found);
+}
+
+/// The companions of receives that took their message but were not
+/// checked yet (an earlier receive still pending, or freed while active)
+/// are taken first: their messages were received.
+fn settle(ch: &mut Channel) {
+    let done: Vec<(c_int, c_int)> = ch
+        .queue
+        .iter()
+        .filter_map(|r| match r.got {
+            Some(g) => Some(g),
+            None if r.detached => Some((r.source, r.tag)),
+            None => None,
+        })
+        .collect();
+    for (s, t) in done {
+        if probe(s, t, ch.dup).is_some() {
+            take_companion(ch, s, t);
+        }
+    }
+    ch.queue.retain(|r| r.got.is_none() && !r.detached);
+}
+
+/// The live channels (their user communicators are valid).
+fn live() -> Vec<&'static mut Channel> {
+    lock(channels())
+        .iter()
+        // SAFETY: a registered channel is alive until delete_channel
+        // unregisters it; MPI_Finalize runs on one thread.
+        .map(|&c| unsafe { &mut *(c as *mut Channel) })
+        .collect()
+}
+
+/// Descriptions already made, by (channel, source, reference, count,
+/// flags).
+type Described = HashMap<(u64, c_int, [u8; 16], i64, u64), (String, Option<u64>)>;
+
+/// The companions sent to this rank and not consumed: each a lost
+/// message, with its user message probed (and taken when small).
+fn by_companions(
+    expected: &[i64],
+    orphans: &mut [u64],
+    stuck: &mut Vec<(u64, c_int, c_int)>,
+    out: &mut Vec<Lost>,
+) {
+    let Some(c) = counts() else { return };
+    let chans = live();
+    for ch in chans {
+        if ch.lost {
+            super::drop_arrived(ch);
+        } else {
+            settle(ch);
+        }
+    }
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    let missing = || -> i64 {
+        expected
+            .iter()
+            .zip(&c.consumed)
+            .map(|(&e, k)| (e - k.load(Ordering::Relaxed) as i64).max(0))
+            .sum()
+    };
+    // Waits up to WAIT for the next companion (10^6 lost messages take
+    // longer than that to read).
+    let mut deadline = Instant::now() + WAIT;
+    // Lost messages whose user message could not be taken: the next ones
+    // of that (communicator, source, tag) are not probed.
+    let mut cache: Described = HashMap::new();
+    while missing() > 0 && Instant::now() < deadline {
+        let mut any = false;
+        for ch in live() {
+            if ch.lost {
+                continue;
+            }
+            while let Some(st) = probe(any_source, any_tag, ch.dup) {
+                let (s, t) = (st.MPI_SOURCE, st.MPI_TAG);
+                let Some(comp) = take(ch, s, t) else { break };
+                any = true;
+                deadline = Instant::now() + WAIT;
+                let world = world_of(ch, s);
+                let key = (mpi::bits(ch.dup), s, comp.reference, comp.count, comp.flags);
+                let (what, bytes) = cache
+                    .entry(key)
+                    .or_insert_with(|| describe(&comp, s, ch.dup))
+                    .clone();
+                let mut size = bytes;
+                let head = (mpi::bits(ch.comm), s, t);
+                if !stuck.contains(&head) {
+                    match probe(s, t, ch.comm) {
+                        Some(m) => {
+                            size = Some(bytes_of(&m));
+                            if !take_message(&m, ch.comm) {
+                                stuck.push(head);
+                            }
+                        }
+                        None => {
+                            // No message: a companion whose message MPI
+                            // cancelled (an orphan) is dropped.
+                            let o = usize::try_from(world).ok().and_then(|w| orphans.get_mut(w));
+                            if let Some(o) = o.filter(|o| **o > 0) {
+                                *o -= 1;
+                                continue;
+                            }
+                        }
+                    }
+                }
+                out.push(Lost {
+                    comm: channel_name(ch),
+                    source: source_name(ch, s),
+                    world,
+                    tag: t,
+                    what,
+                    bytes: size,
+                });
+            }
+        }
+        if !any {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+    // What never came: sent on a communicator freed since (before its
+    // companion arrived), or still in flight after the wait.
+    for (w, (&e, k)) in expected.iter().zip(&c.consumed).enumerate() {
+        let n = e - k.load(Ordering::Relaxed) as i64 - orphans.get(w).copied().unwrap_or(0) as i64;
+        for _ in 0..n.max(0) {
+            out.push(Lost {
+                comm: "a communicator freed since (or the message is still in flight)".into(),
+                source: "a rank".into(),
+                world: w as i32,
+                tag: -1,
+                what: String::new(),
+                bytes: None,
+            });
+        }
+    }
+}
+
+/// Messages without a companion on `comm`: probed, and taken when small.
+fn sweep(
+    comm: MPI_Comm,
+    name: &str,
+    inter: bool,
+    stuck: &[(u64, c_int, c_int)],
+    out: &mut Vec<Lost>,
+) {
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    let world = world_ranks(comm, inter);
+    // Bounded: a program that keeps sending to itself from another thread
+    // would keep this going.
+    let deadline = Instant::now() + 10 * WAIT;
+    while let Some(st) = probe(any_source, any_tag, comm) {
+        let s = st.MPI_SOURCE;
+        if stuck.contains(&(mpi::bits(comm), s, st.MPI_TAG)) {
+            // Reported with its companion, and too large to take.
+            break;
+        }
+        out.push(Lost {
+            comm: name.to_string(),
+            source: if inter {
+                format!("remote group rank {s}")
+            } else {
+                format!("rank {s}")
+            },
+            world: world.get(s as usize).copied().unwrap_or(-1),
+            tag: st.MPI_TAG,
+            what: String::new(),
+            bytes: Some(bytes_of(&st)),
+        });
+        if !take_message(&st, comm) || Instant::now() > deadline {
+            break;
+        }
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Groups identical findings, in order, with their counts.
+fn grouped<T: Ord + Clone>(v: Vec<T>) -> Vec<(T, usize)> {
+    let mut m: std::collections::BTreeMap<T, usize> = Default::default();
+    for x in v {
+        *m.entry(x).or_default() += 1;
+    }
+    m.into_iter().collect()
+}
+
+fn lost_line((l, n): &(Lost, usize)) -> String {
+    let from = if l.world >= 0 {
+        format!("{} (world rank {})", l.source, l.world)
+    } else {
+        l.source.clone()
+    };
+    let mut s = format!(
+        "{} from {from} on {}",
+        plural(*n, "message", "messages"),
+        l.comm
+    );
+    if l.tag >= 0 {
+        s.push_str(&format!(", tag {}", l.tag));
+    }
+    if !l.what.is_empty() {
+        s.push_str(&format!(": {}", l.what));
+    }
+    if let Some(b) = l.bytes {
+        s.push_str(&format!(
+            ", {b} {}{}",
+            if b == 1 { "byte" } else { "bytes" },
+            if *n > 1 { " each" } else { "" }
+        ));
+    }
+    s
+}
+
+/// The check at `MPI_Finalize`, before the checker frees its state:
+/// collective over MPI_COMM_WORLD, as `MPI_Finalize` is.
+pub fn at_finalize() {
+    if report::config().mode == Mode::Off || crate::internal::active() || !wanted() {
+        return;
+    }
+    let Some(st) = mpi::state(mpi::comm_world()) else {
+        return;
+    };
+    if st.unchecked {
+        return;
+    }
+    let dup = st.dup;
+    let (me, size) = (mpi::world_rank_cached(), st.size);
+    let p2p = super::enabled() && counts().is_some();
+    let mut found = 0usize;
+
+    // This rank's sends never completed.
+    let sends: Vec<PendingSend> = std::mem::take(&mut *lock(pending()));
+    PENDING_SENDS.store(0, Ordering::Release);
+    if !sends.is_empty() {
+        let channels: Vec<u64> = live().iter().map(|c| mpi::bits(c.comm)).collect();
+        let lines: Vec<(String, usize)> = grouped(
+            sends
+                .iter()
+                .map(|p| {
+                    let alive = channels.contains(&mpi::bits(p.comm));
+                    let comm = match live()
+                        .into_iter()
+                        .find(|c| mpi::bits(c.comm) == mpi::bits(p.comm))
+                    {
+                        Some(c) => channel_name(c),
+                        None => "a communicator freed since".into(),
+                    };
+                    let readable = alive
+                        && (mpi::is_named(p.datatype)
+                            || check::TYPES_FREED.load(Ordering::Acquire) == p.freed);
+                    let what = if readable {
+                        format!(
+                            ": (count, datatype) = {}",
+                            check::describe(p.count, p.datatype)
+                        )
+                    } else {
+                        format!(": count {}", p.count)
+                    };
+                    let to = if p.world >= 0 {
+                        format!("rank {} (world rank {})", p.dest, p.world)
+                    } else {
+                        format!("rank {}", p.dest)
+                    };
+                    format!("{} to {to} on {comm}, tag {}{what}", p.call, p.tag)
+                })
+                .collect(),
+        );
+        let total = sends.len();
+        found += total;
+        let mut details: Vec<String> = lines
+            .iter()
+            .take(LINES)
+            .map(|(l, n)| format!("{} x {l}", n))
+            .collect();
+        if lines.len() > LINES {
+            details.push(format!("… and {} more kinds", lines.len() - LINES));
+        }
+        details
+            .push("no MPI_Wait/MPI_Test form completed their requests before MPI_Finalize".into());
+        Report {
+            call: "MPI_Finalize".into(),
+            comm: "MPI_COMM_WORLD".into(),
+            seq: 1,
+            rank: me.max(0) as usize,
+            size,
+            kind: "pending-send",
+            summary: format!(
+                "{} of world rank {me} never completed",
+                plural(total, "nonblocking send", "nonblocking sends")
+            ),
+            details,
+            fields: vec![("pending_sends", total.to_string())],
+        }
+        .emit(me);
+    }
+
+    // How many companions every rank sent to every other.
+    let mut lost: Vec<Lost> = vec![];
+    let mut stuck = vec![];
+    if p2p {
+        let c = counts().unwrap_or_else(|| unreachable!());
+        let n = c.sent.len();
+        let mut out = vec![0u64; 2 * n];
+        for w in 0..n {
+            out[2 * w] = c.sent[w].load(Ordering::Relaxed);
+            out[2 * w + 1] = c.orphans[w].load(Ordering::Relaxed);
+        }
+        let mut inn = vec![0u64; 2 * n];
+        // SAFETY: 16 bytes per rank both ways, on the checker's duplicate.
+        let rc = unsafe {
+            PMPI_Alltoall(
+                out.as_ptr() as *const c_void,
+                16,
+                mpi::byte(),
+                inn.as_mut_ptr() as *mut c_void,
+                16,
+                mpi::byte(),
+                dup,
+            )
+        };
+        if rc == 0 {
+            let expected: Vec<i64> = (0..n)
+                .map(|w| (inn[2 * w] + inn[2 * w + 1]) as i64)
+                .collect();
+            let mut orphans: Vec<u64> = (0..n).map(|w| inn[2 * w + 1]).collect();
+            // Found at the free of their communicators: counted as consumed.
+            lost.append(&mut lock(freed_lost()));
+            by_companions(&expected, &mut orphans, &mut stuck, &mut lost);
+        }
+    } else {
+        // SAFETY: the checker's duplicate of MPI_COMM_WORLD.
+        unsafe { PMPI_Barrier(dup) };
+    }
+    // Messages without a companion (all of them without the point-to-point
+    // checks) on the communicators every program has.
+    let world = mpi::comm_world();
+    sweep(
+        world,
+        &mpi::comm_name(world, size),
+        false,
+        &stuck,
+        &mut lost,
+    );
+    let selfc = mpi::comm_self();
+    sweep(selfc, &mpi::comm_name(selfc, 1), false, &stuck, &mut lost);
+
+    if !lost.is_empty() {
+        let total = lost.len();
+        found += total;
+        let groups = grouped(lost);
+        let mut details: Vec<String> = groups.iter().take(LINES).map(lost_line).collect();
+        if groups.len() > LINES {
+            details.push(format!("… and {} more kinds", groups.len() - LINES));
+        }
+        if !p2p {
+            details.push(
+                "(without MPIX_CHECK_P2P=1 only MPI_COMM_WORLD and MPI_COMM_SELF are probed, and no datatype is known)"
+                    .into(),
+            );
+        }
+        Report {
+            call: "MPI_Finalize".into(),
+            comm: "MPI_COMM_WORLD".into(),
+            seq: 1,
+            rank: me.max(0) as usize,
+            size,
+            kind: "lost-message",
+            summary: format!(
+                "{} sent to world rank {me} {} never received",
+                plural(total, "message", "messages"),
+                if total == 1 { "was" } else { "were" }
+            ),
+            details,
+            fields: vec![("lost_messages", total.to_string())],
+        }
+        .emit(me);
+    }
+    if found > 0 && report::config().mode == Mode::Fatal {
+        // SAFETY: sets the status the process exits with (shim.c).
+        unsafe { mxc_set_exit_status(1) };
+    }
+}
