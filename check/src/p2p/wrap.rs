@@ -14,7 +14,7 @@ use std::ffi::{c_int, c_void};
 type Dt = MPI_Datatype;
 
 macro_rules! blocking_send {
-    ($(#[$m:meta])* $name:ident, $pmpi:ident, $cnt:ty) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $ipmpi:ident, $cnt:ty) => {
         $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
@@ -26,8 +26,24 @@ macro_rules! blocking_send {
             comm: MPI_Comm,
         ) -> c_int {
             let key = sent(comm, dest, tag, count, t);
-            // SAFETY: the user's arguments, unchanged.
-            let rc = unsafe { $pmpi(buf, count, t, dest, tag, comm) };
+            let rc = if crate::hang::on() {
+                // SAFETY: the user's arguments, unchanged, in the
+                // nonblocking form, polled (crate::hang).
+                unsafe {
+                    crate::hang::one(
+                        stringify!($name),
+                        crate::hang::Kind::Send,
+                        comm,
+                        dest,
+                        tag,
+                        RSMPI_STATUS_IGNORE,
+                        |r| $ipmpi(buf, count, t, dest, tag, comm, r),
+                    )
+                }
+            } else {
+                // SAFETY: the user's arguments, unchanged.
+                unsafe { $pmpi(buf, count, t, dest, tag, comm) }
+            };
             if rc != 0 {
                 unsent(key);
             }
@@ -36,10 +52,10 @@ macro_rules! blocking_send {
     };
 }
 
-blocking_send!(MPI_Send, PMPI_Send, c_int);
-blocking_send!(MPI_Ssend, PMPI_Ssend, c_int);
-blocking_send!(MPI_Bsend, PMPI_Bsend, c_int);
-blocking_send!(MPI_Rsend, PMPI_Rsend, c_int);
+blocking_send!(MPI_Send, PMPI_Send, PMPI_Isend, c_int);
+blocking_send!(MPI_Ssend, PMPI_Ssend, PMPI_Issend, c_int);
+blocking_send!(MPI_Bsend, PMPI_Bsend, PMPI_Ibsend, c_int);
+blocking_send!(MPI_Rsend, PMPI_Rsend, PMPI_Irsend, c_int);
 
 /// A send that returns a request: nonblocking (its companion now) or
 /// persistent (a companion at each start).
@@ -68,6 +84,11 @@ macro_rules! send_with_request {
             } else if !$persistent {
                 // SAFETY: MPI wrote the request.
                 attach_send(key, unsafe { *request });
+            }
+            if rc == 0 {
+                // SAFETY: MPI wrote the request.
+                crate::hang::made(unsafe { *request }, stringify!($name),
+                    crate::hang::Kind::Send, comm, dest, tag, $persistent);
             }
             if $persistent && rc == 0 {
                 // SAFETY: MPI wrote the request.
@@ -124,7 +145,7 @@ fn checked_receive(
 }
 
 macro_rules! recv {
-    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $ipmpi:ident, $label:expr, $cnt:ty) => {
 $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
@@ -139,13 +160,19 @@ $(#[$m])*
     let key = receiving($label, comm, source, tag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        $pmpi(buf, count, t, source, tag, comm, st)
+        if crate::hang::on() {
+            crate::hang::one($label, crate::hang::Kind::Recv, comm, source, tag, st, |r| {
+                $ipmpi(buf, count, t, source, tag, comm, r)
+            })
+        } else {
+            $pmpi(buf, count, t, source, tag, comm, st)
+        }
     })
 }
     };
 }
 
-recv!(MPI_Recv, PMPI_Recv, "MPI_Recv", c_int);
+recv!(MPI_Recv, PMPI_Recv, PMPI_Irecv, "MPI_Recv", c_int);
 
 macro_rules! irecv {
     ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
@@ -168,6 +195,9 @@ $(#[$m])*
     } else {
         // SAFETY: MPI wrote the request.
         attach(key, unsafe { *request });
+        // SAFETY: as above.
+        crate::hang::made(unsafe { *request }, $label, crate::hang::Kind::Recv,
+            comm, source, tag, false);
     }
     rc
 }
@@ -177,7 +207,7 @@ $(#[$m])*
 irecv!(MPI_Irecv, PMPI_Irecv, "MPI_Irecv", c_int);
 
 macro_rules! sendrecv {
-    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $irecv:ident, $isend:ident, $label:expr, $cnt:ty) => {
 $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
@@ -201,16 +231,24 @@ $(#[$m])*
     let key = receiving($label, comm, source, recvtag, recvcount, recvtype);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        $pmpi(
-            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-            recvtag, comm, st,
-        )
+        if crate::hang::on() {
+            crate::hang::pair(
+                $label, comm, dest, sendtag, source, recvtag, st,
+                |r| $irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, r),
+                |r| $isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, r),
+            )
+        } else {
+            $pmpi(
+                sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                source, recvtag, comm, st,
+            )
+        }
     })
 }
     };
 }
 
-sendrecv!(MPI_Sendrecv, PMPI_Sendrecv, "MPI_Sendrecv", c_int);
+sendrecv!(MPI_Sendrecv, PMPI_Sendrecv, PMPI_Irecv, PMPI_Isend, "MPI_Sendrecv", c_int);
 
 macro_rules! sendrecv_replace {
     ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
@@ -232,7 +270,17 @@ $(#[$m])*
     let key = receiving($label, comm, source, recvtag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, st)
+        let n: i64 = count.into();
+        let polled = match c_int::try_from(n) {
+            Ok(n) if crate::hang::on() => crate::hang::sendrecv_replace(
+                buf, n, t, dest, sendtag, source, recvtag, comm, st,
+            ),
+            _ => None,
+        };
+        match polled {
+            Some(rc) => rc,
+            None => $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, st),
+        }
     })
 }
     };
@@ -260,12 +308,36 @@ pub unsafe extern "C" fn MPI_Mprobe(
     let mut own: MPI_Status = unsafe { std::mem::zeroed() };
     let st = status_or(status, &mut own);
     // SAFETY: the user's arguments; st is the user's status or ours.
-    let rc = unsafe { PMPI_Mprobe(source, tag, comm, message, st) };
+    let rc = unsafe {
+        if crate::hang::on() {
+            crate::hang::mprobe(source, tag, comm, message, st)
+        } else {
+            PMPI_Mprobe(source, tag, comm, message, st)
+        }
+    };
     if rc == 0 {
         // SAFETY: MPI wrote the status and the message.
         unsafe { super::matched(comm, &*st, *message) };
     }
     rc
+}
+
+/// `MPI_Probe` takes no message (no check): wrapped to wait visibly.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Probe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    unsafe {
+        if crate::hang::on() {
+            crate::hang::probe(source, tag, comm, status)
+        } else {
+            PMPI_Probe(source, tag, comm, status)
+        }
+    }
 }
 
 #[no_mangle]
@@ -291,7 +363,7 @@ pub unsafe extern "C" fn MPI_Improbe(
 }
 
 macro_rules! mrecv {
-    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $ipmpi:ident, $label:expr, $cnt:ty) => {
 $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
@@ -305,13 +377,20 @@ $(#[$m])*
     let key = super::receiving_matched($label, unsafe { *message }, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        $pmpi(buf, count, t, message, st)
+        if crate::hang::on() {
+            let comm = RSMPI_COMM_NULL;
+            crate::hang::one($label, crate::hang::Kind::Matched, comm, 0, 0, st, |r| {
+                $ipmpi(buf, count, t, message, r)
+            })
+        } else {
+            $pmpi(buf, count, t, message, st)
+        }
     })
 }
     };
 }
 
-mrecv!(MPI_Mrecv, PMPI_Mrecv, "MPI_Mrecv", c_int);
+mrecv!(MPI_Mrecv, PMPI_Mrecv, PMPI_Imrecv, "MPI_Mrecv", c_int);
 
 macro_rules! imrecv {
     ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
@@ -366,6 +445,9 @@ $(#[$m])*
     if rc == 0 {
         // SAFETY: MPI wrote the request.
         super::persistent_made(true, comm, source, tag, count, t, unsafe { *request });
+        // SAFETY: as above.
+        crate::hang::made(unsafe { *request }, $label, crate::hang::Kind::Recv,
+            comm, source, tag, true);
     }
     rc
 }
@@ -416,24 +498,28 @@ blocking_send!(
     #[cfg(mpi_large_count)]
     MPI_Send_c,
     PMPI_Send_c,
+    PMPI_Isend_c,
     MPI_Count
 );
 blocking_send!(
     #[cfg(mpi_large_count)]
     MPI_Ssend_c,
     PMPI_Ssend_c,
+    PMPI_Issend_c,
     MPI_Count
 );
 blocking_send!(
     #[cfg(mpi_large_count)]
     MPI_Bsend_c,
     PMPI_Bsend_c,
+    PMPI_Ibsend_c,
     MPI_Count
 );
 blocking_send!(
     #[cfg(mpi_large_count)]
     MPI_Rsend_c,
     PMPI_Rsend_c,
+    PMPI_Irsend_c,
     MPI_Count
 );
 send_with_request!(
@@ -496,6 +582,7 @@ recv!(
     #[cfg(mpi_large_count)]
     MPI_Recv_c,
     PMPI_Recv_c,
+    PMPI_Irecv_c,
     "MPI_Recv_c",
     MPI_Count
 );
@@ -517,6 +604,8 @@ sendrecv!(
     #[cfg(mpi_large_count)]
     MPI_Sendrecv_c,
     PMPI_Sendrecv_c,
+    PMPI_Irecv_c,
+    PMPI_Isend_c,
     "MPI_Sendrecv_c",
     MPI_Count
 );
@@ -531,6 +620,7 @@ mrecv!(
     #[cfg(mpi_large_count)]
     MPI_Mrecv_c,
     PMPI_Mrecv_c,
+    PMPI_Imrecv_c,
     "MPI_Mrecv_c",
     MPI_Count
 );
@@ -580,6 +670,9 @@ macro_rules! isendrecv {
             } else {
                 // SAFETY: MPI wrote the request.
                 attach(key, unsafe { *request });
+                // SAFETY: as above (the receive's half named).
+                crate::hang::made(unsafe { *request }, $label, crate::hang::Kind::Recv,
+                    comm, source, recvtag, false);
             }
             rc
         }
@@ -611,6 +704,9 @@ macro_rules! isendrecv_replace {
             } else {
                 // SAFETY: MPI wrote the request.
                 attach(key, unsafe { *request });
+                // SAFETY: as above (the receive's half named).
+                crate::hang::made(unsafe { *request }, $label, crate::hang::Kind::Recv,
+                    comm, source, recvtag, false);
             }
             rc
         }
