@@ -450,7 +450,18 @@ pub unsafe fn sendrecv_replace(
     Some(rc)
 }
 
-/// `MPI_Wait`, polled.
+/// Whether the operation of a request is complete (not freed:
+/// `MPI_Request_get_status` makes progress and changes nothing).
+fn complete(req: MPI_Request) -> Result<bool, c_int> {
+    let mut flag: c_int = 0;
+    // SAFETY: a request of the user's call.
+    ok(unsafe { PMPI_Request_get_status(req, &mut flag, RSMPI_STATUS_IGNORE) })?;
+    Ok(flag != 0)
+}
+
+/// `MPI_Wait`, polled: `MPI_Request_get_status` until the request is
+/// complete, then `PMPI_Wait` itself (which returns at once, with its
+/// status and error as ever).
 ///
 /// # Safety
 /// The user's arguments of MPI_Wait.
@@ -460,19 +471,17 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
         return unsafe { PMPI_Wait(request, status) };
     }
     let keys = keys_of(1, request);
-    let rc = {
+    {
         let _m = mark(Mark::Requests {
             call: "MPI_Wait",
             ptr: request,
             count: 1,
         });
-        let mut flag: c_int = 0;
-        // SAFETY: the user's arguments.
-        code(watchdog::poll(|| {
-            ok(unsafe { PMPI_Test(request, &mut flag, status) })?;
-            Ok(flag != 0)
-        }))
-    };
+        // SAFETY: the user's request.
+        let _ = watchdog::poll(|| complete(unsafe { *request }));
+    }
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Wait(request, status) };
     forget_freed(&keys, request);
     rc
 }
@@ -489,7 +498,7 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
     rc
 }
 
-/// `MPI_Waitall`, polled.
+/// `MPI_Waitall`, polled as `MPI_Wait` is, then `PMPI_Waitall` itself.
 ///
 /// # Safety
 /// The user's arguments of MPI_Waitall.
@@ -499,19 +508,28 @@ pub unsafe fn waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut M
         return unsafe { PMPI_Waitall(count, requests, statuses) };
     }
     let keys = keys_of(count, requests);
-    let rc = {
+    {
         let _m = mark(Mark::Requests {
             call: "MPI_Waitall",
             ptr: requests,
             count: count.max(0) as usize,
         });
-        let mut flag: c_int = 0;
-        // SAFETY: the user's arguments.
-        code(watchdog::poll(|| {
-            ok(unsafe { PMPI_Testall(count, requests, &mut flag, statuses) })?;
-            Ok(flag != 0)
-        }))
-    };
+        let n = count.max(0) as usize;
+        let mut done = vec![false; n];
+        let mut left = n;
+        let _ = watchdog::poll(|| {
+            for (i, d) in done.iter_mut().enumerate() {
+                // SAFETY: the user's array holds count requests.
+                if !*d && complete(unsafe { *requests.add(i) })? {
+                    *d = true;
+                    left -= 1;
+                }
+            }
+            Ok(left == 0)
+        });
+    }
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Waitall(count, requests, statuses) };
     forget_freed(&keys, requests);
     rc
 }
@@ -628,6 +646,7 @@ pub fn finalize() {
         ok(unsafe { PMPI_Test(&mut req, &mut flag, RSMPI_STATUS_IGNORE) })?;
         Ok(flag != 0)
     });
+    mpi::channel::discard();
 }
 
 // ---- ranks and names ----

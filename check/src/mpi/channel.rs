@@ -179,6 +179,14 @@ pub fn answer_queries() {
     }
 }
 
+/// Drops the queries and answers left (at MPI_Finalize, once every rank
+/// is there: nobody waits for them any more).
+pub fn discard() {
+    let Some(comm) = channel() else { return };
+    while take(comm, TAG_QUERY).is_some() {}
+    while take(comm, TAG_ANSWER).is_some() {}
+}
+
 /// The answers to query `serial` that arrived.
 pub fn collect(serial: u64) -> Vec<Answer> {
     let Some(comm) = channel() else {
