@@ -1056,15 +1056,25 @@ pub enum After {
 
 /// One round of queries: the answers within a grace (None: the wait
 /// completed meanwhile).
+/// `expect`: the ranks that answered the first round; the second waits
+/// for all of them (a loaded machine answers late), at most four graces.
 fn round(
     all: &[i32],
     grace: Duration,
+    expect: Option<&HashMap<i32, Answer>>,
     step: &mut impl FnMut() -> Result<bool, c_int>,
 ) -> Result<Option<HashMap<i32, Answer>>, c_int> {
     let serial = mpi::channel::ask(all);
-    let mut answers = HashMap::new();
-    let until = Instant::now() + grace;
-    while Instant::now() < until {
+    let mut answers: HashMap<i32, Answer> = HashMap::new();
+    let start = Instant::now();
+    loop {
+        let t = start.elapsed();
+        if t >= grace * 4 {
+            break;
+        }
+        if t >= grace && expect.is_none_or(|e| e.keys().all(|r| answers.contains_key(r))) {
+            break;
+        }
         for _ in 0..256 {
             if step()? {
                 return Ok(None);
@@ -1211,10 +1221,10 @@ pub fn timed_out(
     unsafe { PMPI_Comm_size(comm_world(), &mut size) };
     let all: Vec<i32> = (0..size).filter(|&r| r != me).collect();
     let g = grace(timeout);
-    let Some(first) = round(&all, g, step)? else {
+    let Some(first) = round(&all, g, None, step)? else {
         return Ok(After::Done);
     };
-    let Some(second) = round(&all, g, step)? else {
+    let Some(second) = round(&all, g, Some(&first), step)? else {
         return Ok(After::Done);
     };
     let Some(mine2) = describe() else {
@@ -1283,19 +1293,31 @@ pub fn timed_out(
         .iter()
         .copied()
         .find(|r| nodes[r].flags & COLLECTIVE != 0);
-    let reporter = collective.or(in_hang.first().copied()).unwrap_or(me);
+    // The lowest rank that is in the hang, or may be (it answered one
+    // round only, or differently: its view may differ from this one).
+    let uncertain = all.iter().copied().filter(|r| {
+        first.contains_key(r) != second.contains_key(r)
+            || nodes.get(r).is_some_and(|n| !n.stuck && n.flags & (UNKNOWN | THREADS) == 0)
+    });
+    let lowest = in_hang.iter().copied().chain(uncertain).min();
+    let reporter = collective.or(lowest).unwrap_or(me);
     static POINTED: AtomicI32 = AtomicI32::new(-1);
-    if reporter != me && POINTED.load(Ordering::Relaxed) != reporter {
-        POINTED.store(reporter, Ordering::Relaxed);
-        let line = format!(
-            "mpix-check: rank {me} waits in {}: part of the hang that rank {reporter} reports\n",
-            mine2.text
-        );
-        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-        return Ok(After::Again);
+    static LOOKS: AtomicI32 = AtomicI32::new(0);
+    if reporter != me {
+        if POINTED.swap(reporter, Ordering::Relaxed) != reporter {
+            LOOKS.store(0, Ordering::Relaxed);
+            let line = format!(
+                "mpix-check: rank {me} waits in {}: part of the hang that rank {reporter} reports\n",
+                mine2.text
+            );
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        }
+        // The reporter gets two more looks' time; then this rank
+        // reports itself (a hang is never left unreported).
+        if LOOKS.fetch_add(1, Ordering::Relaxed) < 2 {
+            return Ok(After::Again);
+        }
     }
-    // (A rank that pointed at another, which did not report within a
-    // timeout, reports itself.)
     report(timeout, waited, me, &nodes, &mine_reach, &in_hang);
     if config().mode == Mode::Fatal {
         let until = Instant::now() + g;
