@@ -289,7 +289,10 @@ pub unsafe fn one(
 pub unsafe fn probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
     let _m = mark(Mark::Items {
         call: "MPI_Probe",
-        items: [Some(item("MPI_Probe", Kind::Probe, comm, source, tag)), None],
+        items: [
+            Some(item("MPI_Probe", Kind::Probe, comm, source, tag)),
+            None,
+        ],
     });
     let mut flag: c_int = 0;
     // SAFETY: the user's arguments.
@@ -312,7 +315,10 @@ pub unsafe fn mprobe(
 ) -> c_int {
     let _m = mark(Mark::Items {
         call: "MPI_Mprobe",
-        items: [Some(item("MPI_Mprobe", Kind::Probe, comm, source, tag)), None],
+        items: [
+            Some(item("MPI_Mprobe", Kind::Probe, comm, source, tag)),
+            None,
+        ],
     });
     let mut flag: c_int = 0;
     // SAFETY: the user's arguments.
@@ -441,7 +447,17 @@ pub unsafe fn sendrecv_replace(
             recvtag,
             status,
             |r| PMPI_Irecv(buf, count, t, source, recvtag, comm, r),
-            |r| PMPI_Isend(p as *const c_void, pos, mpi::packed(), dest, sendtag, comm, r),
+            |r| {
+                PMPI_Isend(
+                    p as *const c_void,
+                    pos,
+                    mpi::packed(),
+                    dest,
+                    sendtag,
+                    comm,
+                    r,
+                )
+            },
         )
     };
     if rc != 0 {
@@ -502,7 +518,11 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
 ///
 /// # Safety
 /// The user's arguments of MPI_Waitall.
-pub unsafe fn waitall(count: c_int, requests: *mut MPI_Request, statuses: *mut MPI_Status) -> c_int {
+pub unsafe fn waitall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
     if !on() {
         // SAFETY: the user's arguments.
         return unsafe { PMPI_Waitall(count, requests, statuses) };
@@ -779,7 +799,10 @@ static MULTIPLE: AtomicBool = AtomicBool::new(false);
 pub fn thread_level(provided: c_int) {
     THREAD_LEVEL.store(provided, Ordering::Relaxed);
     // SAFETY: reads mpi-sys's copy of MPI_THREAD_MULTIPLE.
-    MULTIPLE.store(provided == unsafe { RSMPI_THREAD_MULTIPLE }, Ordering::Relaxed);
+    MULTIPLE.store(
+        provided == unsafe { RSMPI_THREAD_MULTIPLE },
+        Ordering::Relaxed,
+    );
 }
 
 impl Wait {
@@ -1072,7 +1095,7 @@ fn round(
         if t >= grace * 4 {
             break;
         }
-        if t >= grace && expect.is_none_or(|e| e.keys().all(|r| answers.contains_key(r))) {
+        if t >= grace && expect.map_or(true, |e| e.keys().all(|r| answers.contains_key(r))) {
             break;
         }
         for _ in 0..256 {
@@ -1285,7 +1308,8 @@ pub fn timed_out(
         .keys()
         .copied()
         .filter(|&r| {
-            nodes.get(&r).is_some_and(|n| !can_progress(n)) && blocked_all(&nodes, &reach(&nodes, r))
+            nodes.get(&r).is_some_and(|n| !can_progress(n))
+                && blocked_all(&nodes, &reach(&nodes, r))
         })
         .collect();
     in_hang.sort_unstable();
@@ -1297,7 +1321,9 @@ pub fn timed_out(
     // round only, or differently: its view may differ from this one).
     let uncertain = all.iter().copied().filter(|r| {
         first.contains_key(r) != second.contains_key(r)
-            || nodes.get(r).is_some_and(|n| !n.stuck && n.flags & (UNKNOWN | THREADS) == 0)
+            || nodes
+                .get(r)
+                .is_some_and(|n| !n.stuck && n.flags & (UNKNOWN | THREADS) == 0)
     });
     let lowest = in_hang.iter().copied().chain(uncertain).min();
     let reporter = collective.or(lowest).unwrap_or(me);
@@ -1342,8 +1368,13 @@ fn report(
     let (path, cycle) = chain(nodes, me);
     // A cycle through me closes on me; a path that loops ends with the
     // rank it loops back to; a chain ends at its last rank.
-    let closes = cycle && !path[1..].contains(&path[0])
-        && path.iter().filter(|&&r| r == *path.last().unwrap_or(&me)).count() == 1;
+    let closes = cycle
+        && !path[1..].contains(&path[0])
+        && path
+            .iter()
+            .filter(|&&r| r == *path.last().unwrap_or(&me))
+            .count()
+            == 1;
     let mut words = vec![];
     for (i, &r) in path.iter().enumerate() {
         let n = &nodes[&r];

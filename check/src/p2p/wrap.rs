@@ -249,7 +249,14 @@ $(#[$m])*
     };
 }
 
-sendrecv!(MPI_Sendrecv, PMPI_Sendrecv, PMPI_Irecv, PMPI_Isend, "MPI_Sendrecv", c_int);
+sendrecv!(
+    MPI_Sendrecv,
+    PMPI_Sendrecv,
+    PMPI_Irecv,
+    PMPI_Isend,
+    "MPI_Sendrecv",
+    c_int
+);
 
 macro_rules! sendrecv_replace {
     ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
