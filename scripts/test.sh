@@ -11,8 +11,9 @@
 # and valgrind, the installation test (install into a temporary prefix,
 # build the demo with pkg-config, CMake and -I/-L, run it) and the
 # collective checker's tests (scripts/check-tests.sh) and its point-to-point
-# tests (scripts/check-p2p-tests.sh), and the checker with the type
-# exchange (scripts/check-exchange-tests.sh), its check at MPI_Finalize
+# tests (scripts/check-p2p-tests.sh), its hang tests
+# (scripts/check-hang-tests.sh), the checker with the type exchange
+# (scripts/check-exchange-tests.sh) and its check at MPI_Finalize
 # (scripts/check-lost-tests.sh). Then the cross-reading
 # matrix (every MPI reads the streams every other wrote, tests/cross.rs),
 # printed, the wrong-MPI tests (scripts/wrong-mpi-tests.sh: each MPI's
@@ -83,6 +84,8 @@ pass() { # mpi
             in_mpi "$mpi" 'cargo build --release -p mpix-check && scripts/check-tests.sh "$CARGO_TARGET_DIR"'
         suite "$l: mpix-check point to point (MPIX_CHECK_P2P=1, erroneous and correct programs, -n 2 and -n 4)" \
             in_mpi "$mpi" 'scripts/check-p2p-tests.sh "$CARGO_TARGET_DIR"'
+        suite "$l: mpix-check hangs (point-to-point hangs reported, MPIX_CHECK_TIMEOUT=2, -n 2 and -n 4)" \
+            in_mpi "$mpi" 'scripts/check-hang-tests.sh "$CARGO_TARGET_DIR"'
         suite "$l: mpix-check with the type exchange (its C tests and examples under every check, -n 2 and -n 4)" \
             in_mpi "$mpi" 'scripts/check-exchange-tests.sh "$CARGO_TARGET_DIR"'
         suite "$l: mpix-check lost messages and pending sends at MPI_Finalize (-n 2 and -n 4)" \

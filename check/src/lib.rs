@@ -22,6 +22,7 @@
 
 pub mod check;
 pub mod digest;
+pub mod hang;
 pub mod internal;
 pub mod mpi;
 pub mod p2p;

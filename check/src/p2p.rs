@@ -1429,7 +1429,7 @@ fn completed(key: u64, status: &MPI_Status) -> Result<(), c_int> {
 pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
     if !tracking() {
         // SAFETY: the user's arguments.
-        return unsafe { PMPI_Wait(request, status) };
+        return unsafe { crate::hang::wait(request, status) };
     }
     // SAFETY: the user's request.
     let key = mpi::bits(unsafe { *request });
@@ -1440,7 +1440,7 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
         status
     };
     // SAFETY: the user's request; st is the user's status or ours.
-    let rc = unsafe { PMPI_Wait(request, st) };
+    let rc = unsafe { crate::hang::wait(request, st) };
     if rc != 0 {
         return rc;
     }
@@ -1455,7 +1455,7 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
 pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     if !tracking() {
         // SAFETY: the user's arguments.
-        return unsafe { PMPI_Test(request, flag, status) };
+        return unsafe { crate::hang::test(request, flag, status) };
     }
     // SAFETY: the user's request.
     let key = mpi::bits(unsafe { *request });
@@ -1466,7 +1466,7 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
         status
     };
     // SAFETY: as for wait.
-    let rc = unsafe { PMPI_Test(request, flag, st) };
+    let rc = unsafe { crate::hang::test(request, flag, st) };
     // SAFETY: MPI wrote flag.
     if rc != 0 || unsafe { *flag } == 0 {
         return rc;
@@ -1521,7 +1521,7 @@ pub unsafe fn waitall(
 ) -> c_int {
     if !tracking() {
         // SAFETY: the user's arguments.
-        return unsafe { PMPI_Waitall(count, requests, statuses) };
+        return unsafe { crate::hang::waitall(count, requests, statuses) };
     }
     let n = count.max(0) as usize;
     // SAFETY: the user's arguments, with our statuses where ignored.
@@ -1530,7 +1530,7 @@ pub unsafe fn waitall(
             count,
             requests,
             statuses,
-            |st| PMPI_Waitall(count, requests, st),
+            |st| crate::hang::waitall(count, requests, st),
             || (0..n).map(|i| (i, i)).collect(),
         )
     }
@@ -1548,7 +1548,7 @@ pub unsafe fn testall(
 ) -> c_int {
     if !tracking() {
         // SAFETY: the user's arguments.
-        return unsafe { PMPI_Testall(count, requests, flag, statuses) };
+        return unsafe { crate::hang::testall(count, requests, flag, statuses) };
     }
     let n = count.max(0) as usize;
     // SAFETY: as for waitall; flag is read after MPI wrote it.
@@ -1557,7 +1557,7 @@ pub unsafe fn testall(
             count,
             requests,
             statuses,
-            |st| PMPI_Testall(count, requests, flag, st),
+            |st| crate::hang::testall(count, requests, flag, st),
             || {
                 if *flag != 0 {
                     (0..n).map(|i| (i, i)).collect()
@@ -1582,9 +1582,9 @@ pub unsafe fn any(
 ) -> c_int {
     let call = |st: *mut MPI_Status| match flag {
         // SAFETY: the user's arguments.
-        Some(f) => unsafe { PMPI_Testany(count, requests, index, f, st) },
+        Some(f) => unsafe { crate::hang::any(count, requests, index, Some(f), st) },
         // SAFETY: the user's arguments.
-        None => unsafe { PMPI_Waitany(count, requests, index, st) },
+        None => unsafe { crate::hang::any(count, requests, index, None, st) },
     };
     if !tracking() {
         return call(status);
@@ -1624,10 +1624,10 @@ pub unsafe fn some(
     let call = |st: *mut MPI_Status| {
         if test {
             // SAFETY: the user's arguments.
-            unsafe { PMPI_Testsome(incount, requests, outcount, indices, st) }
+            unsafe { crate::hang::some(incount, requests, outcount, indices, st, true) }
         } else {
             // SAFETY: the user's arguments.
-            unsafe { PMPI_Waitsome(incount, requests, outcount, indices, st) }
+            unsafe { crate::hang::some(incount, requests, outcount, indices, st, false) }
         }
     };
     if !tracking() {

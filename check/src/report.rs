@@ -69,9 +69,15 @@ pub struct Report {
 impl Report {
     /// The block on stderr: every line starts with `mpix-check:`.
     pub fn text(&self) -> String {
+        // A point-to-point hang (seq 0) has no call number.
+        let at = if self.seq == 0 {
+            String::new()
+        } else {
+            format!(", call #{} there", self.seq)
+        };
         let mut s = format!(
-            "mpix-check: {} on {}, call #{} there: {} (reported by rank {} of {})\n",
-            self.call, self.comm, self.seq, self.summary, self.rank, self.size
+            "mpix-check: {} on {}{at}: {} (reported by rank {} of {})\n",
+            self.call, self.comm, self.summary, self.rank, self.size
         );
         for d in &self.details {
             s.push_str("mpix-check:   ");

@@ -145,6 +145,7 @@ pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> 
     };
     let start = Instant::now();
     let mut reported = false;
+    let mut next = timeout;
     let mut n = 0u32;
     loop {
         if step()? {
@@ -159,10 +160,18 @@ pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> 
             continue;
         }
         channel::answer_queries();
-        if !reported && waited >= timeout {
+        if !reported && waited >= timeout && current().is_some() {
             reported = true;
             if timed_out(timeout, &mut step)? {
                 return Ok(());
+            }
+        } else if waited >= next && current().is_none() && crate::hang::marked() {
+            // A point-to-point wait (crate::hang): looked at each timeout
+            // until it ends or is reported.
+            match crate::hang::timed_out(timeout, waited, &mut step)? {
+                crate::hang::After::Done => return Ok(()),
+                crate::hang::After::Again => next = start.elapsed() + timeout,
+                crate::hang::After::Quiet => next = Duration::MAX,
             }
         }
     }
@@ -252,8 +261,12 @@ fn report(w: &Waiting, timeout: Duration, members: &[i32], answers: &HashMap<i32
             None if world < 0 => {
                 "not asked (a process outside this job's MPI_COMM_WORLD)".to_string()
             }
-            Some(a) if a.id == w.id && a.call == w.call && a.seq == w.seq => {
+            Some(a) if a.wait.is_none() && a.id == w.id && a.call == w.call && a.seq == w.seq => {
                 "in this check too (arrived)".to_string()
+            }
+            Some(Answer { wait: Some(p), .. }) => {
+                missing.push(world);
+                format!("not arrived: waiting in {}", p.text)
             }
             Some(a) => {
                 missing.push(world);

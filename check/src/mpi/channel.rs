@@ -42,6 +42,11 @@ pub struct Answer {
     pub seq: u64,
     /// Its name of the communicator it waits on.
     pub name: String,
+    /// A collective check's phase, and the world ranks of its communicator.
+    pub phase: u64,
+    pub members: Vec<i32>,
+    /// A point-to-point wait (or MPI_Finalize's), instead of a check.
+    pub wait: Option<crate::hang::Wait>,
 }
 
 /// The world ranks of a private communicator's ranks, in its rank order
@@ -142,21 +147,44 @@ pub fn ask(members: &[i32]) -> u64 {
     serial
 }
 
-/// Answers the queries that arrived, with the check this thread waits in.
+/// Answers the queries that arrived, with the check this thread waits in,
+/// or its point-to-point wait (`crate::hang`).
 pub fn answer_queries() {
     let Some(comm) = channel() else { return };
     while let Some((source, q)) = take(comm, TAG_QUERY) {
-        let Some(w) = watchdog::current() else {
-            continue;
-        };
         let serial = words(&q).first().copied().unwrap_or(0);
         let mut out = Vec::new();
-        for x in [serial, w.id, w.call, w.seq] {
-            out.extend_from_slice(&x.to_le_bytes());
+        if let Some(w) = watchdog::current() {
+            for x in [serial, w.id, w.call, w.seq, w.phase as u64] {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            crate::hang::put_str(&mut out, &watchdog::name_of(w.comm, w.size));
+            out.push(0);
+            let m = members(w.dup);
+            out.extend_from_slice(&(m.len() as u32).to_le_bytes());
+            for r in m {
+                out.extend_from_slice(&r.to_le_bytes());
+            }
+        } else if let Some(p) = crate::hang::describe() {
+            for x in [serial, 0, 0, 0, 0] {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+            crate::hang::put_str(&mut out, "");
+            out.push(1);
+            p.encode(&mut out);
+        } else {
+            continue;
         }
-        out.extend_from_slice(watchdog::name_of(w.comm, w.size).as_bytes());
         post(comm, source, TAG_ANSWER, out);
     }
+}
+
+/// Drops the queries and answers left (at MPI_Finalize, once every rank
+/// is there: nobody waits for them any more).
+pub fn discard() {
+    let Some(comm) = channel() else { return };
+    while take(comm, TAG_QUERY).is_some() {}
+    while take(comm, TAG_ANSWER).is_some() {}
 }
 
 /// The answers to query `serial` that arrived.
@@ -166,17 +194,38 @@ pub fn collect(serial: u64) -> Vec<Answer> {
     };
     let mut out = Vec::new();
     while let Some((source, b)) = take(comm, TAG_ANSWER) {
-        let w = words(&b[..b.len().min(32)]);
-        if w.len() < 4 || w[0] != serial {
-            continue;
+        if let Some(a) = decode(source, serial, &b) {
+            out.push(a);
         }
-        out.push(Answer {
-            world: source,
-            id: w[1],
-            call: w[2],
-            seq: w[3],
-            name: String::from_utf8_lossy(&b[32..]).into_owned(),
-        });
     }
     out
+}
+
+fn decode(source: c_int, serial: u64, b: &[u8]) -> Option<Answer> {
+    let mut r = crate::hang::Reader(b);
+    let s = r.u64()?;
+    if s != serial {
+        return None;
+    }
+    let (id, call, seq, phase) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+    let name = r.str()?;
+    let (mut members, mut wait) = (vec![], None);
+    if r.u8()? == 0 {
+        let n = r.u32()? as usize;
+        for _ in 0..n {
+            members.push(r.u32()? as i32);
+        }
+    } else {
+        wait = Some(crate::hang::Wait::decode(r.0)?);
+    }
+    Some(Answer {
+        world: source,
+        id,
+        call,
+        seq,
+        name,
+        phase,
+        members,
+        wait,
+    })
 }

@@ -561,6 +561,7 @@ pub fn object_freed(handle: u64) {
 
 fn free_state(mut st: State) {
     watchdog::forget_name(st.comm);
+    crate::hang::forget_comm(st.comm);
     if bits(st.dup) != bits(comm_null()) {
         // SAFETY: the duplicate is the checker's own.
         unsafe { PMPI_Comm_free(&mut st.dup) };
@@ -764,7 +765,7 @@ pub fn free_digest_type_op() {
 }
 
 /// A handle back from its bits (the inverse of `bits`).
-fn from_bits<T: Copy>(b: u64) -> T {
+pub fn from_bits<T: Copy>(b: u64) -> T {
     let mut out = std::mem::MaybeUninit::<T>::zeroed();
     let n = std::mem::size_of::<T>().min(8);
     // SAFETY: T is a plain handle of at most 8 bytes, all of them written.

@@ -147,6 +147,7 @@ pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char)
     let rc = unsafe { PMPI_Init(argc, argv) };
     if rc == 0 {
         mpi::world_rank();
+        crate::hang::known(mpi::comm_world());
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
         }
@@ -167,6 +168,9 @@ pub unsafe extern "C" fn MPI_Init_thread(
     let rc = unsafe { PMPI_Init_thread(argc, argv, required, provided) };
     if rc == 0 {
         mpi::world_rank();
+        crate::hang::known(mpi::comm_world());
+        // SAFETY: MPI wrote the level provided.
+        crate::hang::thread_level(unsafe { *provided });
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
         }
@@ -177,7 +181,10 @@ pub unsafe extern "C" fn MPI_Init_thread(
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
-    // Lost messages and pending sends (collective over the world).
+    // First every rank's arrival, in a wait the hang watchdog sees (a
+    // rank that never comes is reported there), then the lost messages
+    // and pending sends (collective over the world).
+    crate::hang::finalize();
     crate::p2p::lost::at_finalize();
     crate::p2p::finalize(mpi::comm_world());
     mpi::channel::close();
@@ -209,6 +216,8 @@ fn made(rc: c_int, newcomm: *mut MPI_Comm) -> c_int {
         mpi::state(unsafe { *newcomm });
         // SAFETY: as above.
         crate::p2p::setup(unsafe { *newcomm });
+        // SAFETY: as above.
+        crate::hang::known(unsafe { *newcomm });
     }
     rc
 }
@@ -1458,6 +1467,8 @@ split_collective! {
 pub unsafe extern "C" fn MPI_Request_free(request: *mut MPI_Request) -> c_int {
     // SAFETY: the user's request.
     crate::p2p::request_freed(unsafe { *request });
+    // SAFETY: the user's request.
+    crate::hang::freed(unsafe { *request });
     if check::any_pending() {
         // SAFETY: the user's request.
         if let Err(rc) = check::complete(unsafe { *request }, true) {

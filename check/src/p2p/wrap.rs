@@ -15,7 +15,7 @@ use std::ffi::{c_int, c_void};
 type Dt = MPI_Datatype;
 
 macro_rules! blocking_send {
-    ($(#[$m:meta])* $name:ident, $pmpi:ident, $cnt:ty) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $ipmpi:ident, $cnt:ty) => {
         $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
@@ -27,8 +27,24 @@ macro_rules! blocking_send {
             comm: MPI_Comm,
         ) -> c_int {
             let key = sent(comm, dest, tag, count, t);
-            // SAFETY: the user's arguments, unchanged.
-            let rc = unsafe { $pmpi(buf, count, t, dest, tag, comm) };
+            let rc = if crate::hang::on() {
+                // SAFETY: the user's arguments, unchanged, in the
+                // nonblocking form, polled (crate::hang).
+                unsafe {
+                    crate::hang::one(
+                        stringify!($name),
+                        crate::hang::Kind::Send,
+                        comm,
+                        dest,
+                        tag,
+                        RSMPI_STATUS_IGNORE,
+                        |r| $ipmpi(buf, count, t, dest, tag, comm, r),
+                    )
+                }
+            } else {
+                // SAFETY: the user's arguments, unchanged.
+                unsafe { $pmpi(buf, count, t, dest, tag, comm) }
+            };
             if rc != 0 {
                 unsent(key);
             }
@@ -37,10 +53,10 @@ macro_rules! blocking_send {
     };
 }
 
-blocking_send!(MPI_Send, PMPI_Send, c_int);
-blocking_send!(MPI_Ssend, PMPI_Ssend, c_int);
-blocking_send!(MPI_Bsend, PMPI_Bsend, c_int);
-blocking_send!(MPI_Rsend, PMPI_Rsend, c_int);
+blocking_send!(MPI_Send, PMPI_Send, PMPI_Isend, c_int);
+blocking_send!(MPI_Ssend, PMPI_Ssend, PMPI_Issend, c_int);
+blocking_send!(MPI_Bsend, PMPI_Bsend, PMPI_Ibsend, c_int);
+blocking_send!(MPI_Rsend, PMPI_Rsend, PMPI_Irsend, c_int);
 
 /// A send that returns a request: nonblocking (its companion now) or
 /// persistent (a companion at each start).
@@ -81,6 +97,11 @@ macro_rules! send_with_request {
                         t,
                     );
                 }
+            }
+            if rc == 0 {
+                // SAFETY: MPI wrote the request.
+                crate::hang::made(unsafe { *request }, stringify!($name),
+                    crate::hang::Kind::Send, comm, dest, tag, $persistent);
             }
             if $persistent && rc == 0 {
                 // SAFETY: MPI wrote the request.
@@ -137,7 +158,7 @@ fn checked_receive(
 }
 
 macro_rules! recv {
-    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $ipmpi:ident, $label:expr, $cnt:ty) => {
 $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
@@ -152,13 +173,20 @@ $(#[$m])*
     let key = receiving($label, comm, source, tag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        $pmpi(buf, count, t, source, tag, comm, st)
+        // (MPICH 4.0 leaves a polled MPI_PROC_NULL receive's status unset.)
+        if crate::hang::on() && source != super::proc_null() {
+            crate::hang::one($label, crate::hang::Kind::Recv, comm, source, tag, st, |r| {
+                $ipmpi(buf, count, t, source, tag, comm, r)
+            })
+        } else {
+            $pmpi(buf, count, t, source, tag, comm, st)
+        }
     })
 }
     };
 }
 
-recv!(MPI_Recv, PMPI_Recv, "MPI_Recv", c_int);
+recv!(MPI_Recv, PMPI_Recv, PMPI_Irecv, "MPI_Recv", c_int);
 
 macro_rules! irecv {
     ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
@@ -181,6 +209,9 @@ $(#[$m])*
     } else {
         // SAFETY: MPI wrote the request.
         attach(key, unsafe { *request });
+        // SAFETY: as above.
+        crate::hang::made(unsafe { *request }, $label, crate::hang::Kind::Recv,
+            comm, source, tag, false);
     }
     rc
 }
@@ -190,7 +221,7 @@ $(#[$m])*
 irecv!(MPI_Irecv, PMPI_Irecv, "MPI_Irecv", c_int);
 
 macro_rules! sendrecv {
-    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $irecv:ident, $isend:ident, $label:expr, $cnt:ty) => {
 $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
@@ -214,16 +245,31 @@ $(#[$m])*
     let key = receiving($label, comm, source, recvtag, recvcount, recvtype);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        $pmpi(
-            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-            recvtag, comm, st,
-        )
+        if crate::hang::on() && source != super::proc_null() {
+            crate::hang::pair(
+                $label, comm, dest, sendtag, source, recvtag, st,
+                |r| $irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, r),
+                |r| $isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, r),
+            )
+        } else {
+            $pmpi(
+                sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
+                source, recvtag, comm, st,
+            )
+        }
     })
 }
     };
 }
 
-sendrecv!(MPI_Sendrecv, PMPI_Sendrecv, "MPI_Sendrecv", c_int);
+sendrecv!(
+    MPI_Sendrecv,
+    PMPI_Sendrecv,
+    PMPI_Irecv,
+    PMPI_Isend,
+    "MPI_Sendrecv",
+    c_int
+);
 
 macro_rules! sendrecv_replace {
     ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
@@ -245,7 +291,17 @@ $(#[$m])*
     let key = receiving($label, comm, source, recvtag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, st)
+        let n: i64 = count.into();
+        let polled = match c_int::try_from(n) {
+            Ok(n) if crate::hang::on() && source != super::proc_null() => crate::hang::sendrecv_replace(
+                buf, n, t, dest, sendtag, source, recvtag, comm, st,
+            ),
+            _ => None,
+        };
+        match polled {
+            Some(rc) => rc,
+            None => $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, st),
+        }
     })
 }
     };
@@ -273,12 +329,36 @@ pub unsafe extern "C" fn MPI_Mprobe(
     let mut own: MPI_Status = unsafe { std::mem::zeroed() };
     let st = status_or(status, &mut own);
     // SAFETY: the user's arguments; st is the user's status or ours.
-    let rc = unsafe { PMPI_Mprobe(source, tag, comm, message, st) };
+    let rc = unsafe {
+        if crate::hang::on() {
+            crate::hang::mprobe(source, tag, comm, message, st)
+        } else {
+            PMPI_Mprobe(source, tag, comm, message, st)
+        }
+    };
     if rc == 0 {
         // SAFETY: MPI wrote the status and the message.
         unsafe { super::matched(comm, &*st, *message) };
     }
     rc
+}
+
+/// `MPI_Probe` takes no message (no check): wrapped to wait visibly.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Probe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    unsafe {
+        if crate::hang::on() && source != super::proc_null() {
+            crate::hang::probe(source, tag, comm, status)
+        } else {
+            PMPI_Probe(source, tag, comm, status)
+        }
+    }
 }
 
 #[no_mangle]
@@ -304,7 +384,7 @@ pub unsafe extern "C" fn MPI_Improbe(
 }
 
 macro_rules! mrecv {
-    ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
+    ($(#[$m:meta])* $name:ident, $pmpi:ident, $ipmpi:ident, $label:expr, $cnt:ty) => {
 $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name(
@@ -318,13 +398,20 @@ $(#[$m])*
     let key = super::receiving_matched($label, unsafe { *message }, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        $pmpi(buf, count, t, message, st)
+        if crate::hang::on() {
+            let comm = RSMPI_COMM_NULL;
+            crate::hang::one($label, crate::hang::Kind::Matched, comm, 0, 0, st, |r| {
+                $ipmpi(buf, count, t, message, r)
+            })
+        } else {
+            $pmpi(buf, count, t, message, st)
+        }
     })
 }
     };
 }
 
-mrecv!(MPI_Mrecv, PMPI_Mrecv, "MPI_Mrecv", c_int);
+mrecv!(MPI_Mrecv, PMPI_Mrecv, PMPI_Imrecv, "MPI_Mrecv", c_int);
 
 macro_rules! imrecv {
     ($(#[$m:meta])* $name:ident, $pmpi:ident, $label:expr, $cnt:ty) => {
@@ -379,6 +466,9 @@ $(#[$m])*
     if rc == 0 {
         // SAFETY: MPI wrote the request.
         super::persistent_made(true, comm, source, tag, count, t, unsafe { *request });
+        // SAFETY: as above.
+        crate::hang::made(unsafe { *request }, $label, crate::hang::Kind::Recv,
+            comm, source, tag, true);
     }
     rc
 }
@@ -429,24 +519,28 @@ blocking_send!(
     #[cfg(mpi_large_count)]
     MPI_Send_c,
     PMPI_Send_c,
+    PMPI_Isend_c,
     MPI_Count
 );
 blocking_send!(
     #[cfg(mpi_large_count)]
     MPI_Ssend_c,
     PMPI_Ssend_c,
+    PMPI_Issend_c,
     MPI_Count
 );
 blocking_send!(
     #[cfg(mpi_large_count)]
     MPI_Bsend_c,
     PMPI_Bsend_c,
+    PMPI_Ibsend_c,
     MPI_Count
 );
 blocking_send!(
     #[cfg(mpi_large_count)]
     MPI_Rsend_c,
     PMPI_Rsend_c,
+    PMPI_Irsend_c,
     MPI_Count
 );
 send_with_request!(
@@ -509,6 +603,7 @@ recv!(
     #[cfg(mpi_large_count)]
     MPI_Recv_c,
     PMPI_Recv_c,
+    PMPI_Irecv_c,
     "MPI_Recv_c",
     MPI_Count
 );
@@ -530,6 +625,8 @@ sendrecv!(
     #[cfg(mpi_large_count)]
     MPI_Sendrecv_c,
     PMPI_Sendrecv_c,
+    PMPI_Irecv_c,
+    PMPI_Isend_c,
     "MPI_Sendrecv_c",
     MPI_Count
 );
@@ -544,6 +641,7 @@ mrecv!(
     #[cfg(mpi_large_count)]
     MPI_Mrecv_c,
     PMPI_Mrecv_c,
+    PMPI_Imrecv_c,
     "MPI_Mrecv_c",
     MPI_Count
 );
@@ -593,6 +691,9 @@ macro_rules! isendrecv {
             } else {
                 // SAFETY: MPI wrote the request.
                 attach(key, unsafe { *request });
+                // SAFETY: as above (the receive's half named).
+                crate::hang::made(unsafe { *request }, $label, crate::hang::Kind::Recv,
+                    comm, source, recvtag, false);
             }
             rc
         }
@@ -624,6 +725,9 @@ macro_rules! isendrecv_replace {
             } else {
                 // SAFETY: MPI wrote the request.
                 attach(key, unsafe { *request });
+                // SAFETY: as above (the receive's half named).
+                crate::hang::made(unsafe { *request }, $label, crate::hang::Kind::Recv,
+                    comm, source, recvtag, false);
             }
             rc
         }

@@ -1,0 +1,1469 @@
+//! Point-to-point hangs become reports (issue 29, item 2).
+//!
+//! When `MPIX_CHECK_TIMEOUT` is set (the default: 60 s), every blocking
+//! point-to-point call the checker wraps waits in a way the watchdog sees:
+//! `MPI_Recv` is `PMPI_Irecv` and a `PMPI_Test` loop, `MPI_Send` (Ssend,
+//! Bsend, Rsend) its `PMPI_I…` form and a loop, `MPI_Probe`/`MPI_Mprobe`
+//! loops of `PMPI_Iprobe`/`PMPI_Improbe`, `MPI_Mrecv` `PMPI_Imrecv`,
+//! `MPI_Sendrecv` a receive and a send polled together
+//! (`MPI_Sendrecv_replace` sends a packed copy of the buffer), and every
+//! Wait form its Test form, all through `watchdog::poll` (the same
+//! arguments, status and errors for the user). Meanwhile the thread's
+//! **mark** says the call, communicator, peer and tag (for a Wait, the
+//! requests: each nonblocking point-to-point request is remembered with
+//! its call, communicator, peer and tag while it is active). `MPI_Finalize`
+//! first waits in a polled barrier on the checker's duplicate of
+//! `MPI_COMM_WORLD`, marked too. With `MPIX_CHECK_TIMEOUT=0` (or
+//! `MPIX_CHECK=off`) each call is its `PMPI_` call, as before. These
+//! wrappers are the point-to-point checks' own (`p2p::wrap`), which are
+//! always interposed: the hangs are found whether or not `MPIX_CHECK_P2P`
+//! is set.
+//!
+//! Past the timeout the waiting rank asks every rank of `MPI_COMM_WORLD`
+//! where it is (the status channel, `mpi::channel`), twice a grace apart.
+//! A rank is **stuck** when it answered both times with the same wait (the
+//! same count of blocking calls on its thread, the same collective check
+//! and phase). A rank that does not answer is outside MPI (computing) or in
+//! a call the checker does not poll. The wait-for graph: a receive or probe
+//! waits for its source (`MPI_ANY_SOURCE`: every rank of the
+//! communicator), a send for its destination, a Wait for the peers of its
+//! requests still active, `MPI_Finalize` and a collective check for every
+//! rank of the job or communicator. A hang is reported only when every
+//! rank reachable from this rank's wait is stuck; otherwise, if a rank did
+//! not answer, one line says it is still computing, and the wait goes on
+//! (and is looked at again each timeout). One rank reports (a rank waiting
+//! in a collective check, which reports itself, else the lowest world rank
+//! of the ranks in the hang); the others print one line pointing at it.
+
+use crate::mpi::{self, bits, channel::Answer, comm_world, from_bits};
+use crate::report::{config, Mode, Report};
+use crate::watchdog;
+use mpi_sys::*;
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Whether blocking calls wait visibly: a timeout is set, the checker is
+/// on, and this is not one of the checker's or the library's own calls.
+pub fn on() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| config().timeout.is_some() && config().mode != Mode::Off)
+        && !crate::internal::active()
+}
+
+/// What an operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Send,
+    Recv,
+    Probe,
+    /// The receive of a message a matched probe took (it cannot wait for
+    /// a match).
+    Matched,
+}
+
+/// One operation a thread waits for.
+#[derive(Debug, Clone, Copy)]
+pub struct Item {
+    pub call: &'static str,
+    pub kind: Kind,
+    pub comm: u64,
+    /// The destination or source as the user passed it.
+    pub peer: c_int,
+    pub tag: c_int,
+    /// Its request (the user's, or the checker's for a blocking call); 0:
+    /// none (a probe).
+    pub req: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Mark {
+    None,
+    /// A blocking call: its operations (two for MPI_Sendrecv).
+    Items {
+        call: &'static str,
+        items: [Option<Item>; 2],
+    },
+    /// A Wait form on the user's requests (the array lives during the call).
+    Requests {
+        call: &'static str,
+        ptr: *const MPI_Request,
+        count: usize,
+    },
+    Finalize,
+}
+
+thread_local! {
+    static MARK: Cell<Mark> = const { Cell::new(Mark::None) };
+    /// The blocking calls this thread made (a stuck rank answers the same).
+    static COUNT: Cell<u64> = const { Cell::new(0) };
+}
+
+struct Marked;
+
+impl Drop for Marked {
+    fn drop(&mut self) {
+        MARK.with(|m| m.set(Mark::None));
+    }
+}
+
+fn mark(m: Mark) -> Marked {
+    COUNT.with(|c| c.set(c.get() + 1));
+    MARK.with(|x| x.set(m));
+    Marked
+}
+
+/// Whether this thread waits in a marked point-to-point call.
+pub fn marked() -> bool {
+    !matches!(MARK.with(|m| m.get()), Mark::None)
+}
+
+// ---- the requests the checker saw made ----
+
+fn requests() -> &'static Mutex<HashMap<u64, (Item, bool)>> {
+    static R: OnceLock<Mutex<HashMap<u64, (Item, bool)>>> = OnceLock::new();
+    R.get_or_init(Default::default)
+}
+
+static REQUESTS: AtomicUsize = AtomicUsize::new(0);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A nonblocking (or, `persistent`, a persistent) point-to-point request
+/// was made: remembered while it is active, for the marks of the waits.
+pub fn made(
+    request: MPI_Request,
+    call: &'static str,
+    kind: Kind,
+    comm: MPI_Comm,
+    peer: c_int,
+    tag: c_int,
+    persistent: bool,
+) {
+    if !on() {
+        return;
+    }
+    let key = bits(request);
+    let item = Item {
+        call,
+        kind,
+        comm: bits(comm),
+        peer,
+        tag,
+        req: key,
+    };
+    let mut r = lock(requests());
+    r.insert(key, (item, persistent));
+    REQUESTS.store(r.len(), Ordering::Release);
+}
+
+/// The requests at `keys` (their handles before a completion call) that
+/// MPI freed (the user's handle is MPI_REQUEST_NULL now) are forgotten.
+fn forget_freed(keys: &[u64], requests: *const MPI_Request) {
+    if REQUESTS.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let null = bits(mpi::request_null());
+    let mut r = lock(self::requests());
+    for (i, &k) in keys.iter().enumerate() {
+        // SAFETY: the user's array holds keys.len() requests.
+        if k != null && bits(unsafe { *requests.add(i) }) == null {
+            r.remove(&k);
+        }
+    }
+    REQUESTS.store(r.len(), Ordering::Release);
+}
+
+/// `MPI_Request_free`: the request is forgotten.
+pub fn freed(request: MPI_Request) {
+    if REQUESTS.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let mut r = lock(requests());
+    r.remove(&bits(request));
+    REQUESTS.store(r.len(), Ordering::Release);
+}
+
+fn keys_of(count: c_int, requests: *const MPI_Request) -> Vec<u64> {
+    if REQUESTS.load(Ordering::Acquire) == 0 {
+        return vec![];
+    }
+    (0..count.max(0) as usize)
+        // SAFETY: the user's array holds count requests.
+        .map(|i| bits(unsafe { *requests.add(i) }))
+        .collect()
+}
+
+// ---- the communicators the checker knows (for "pending on …") ----
+
+fn comms() -> &'static Mutex<Vec<u64>> {
+    static C: OnceLock<Mutex<Vec<u64>>> = OnceLock::new();
+    C.get_or_init(Default::default)
+}
+
+/// A user communicator the checker saw made (or MPI_COMM_WORLD).
+pub fn known(comm: MPI_Comm) {
+    if config().timeout.is_none() || bits(comm) == bits(mpi::comm_null()) {
+        return;
+    }
+    let mut c = lock(comms());
+    if !c.contains(&bits(comm)) {
+        c.push(bits(comm));
+    }
+}
+
+/// A communicator's checker state was freed (with the communicator).
+pub fn forget_comm(comm: u64) {
+    lock(comms()).retain(|&c| c != comm);
+}
+
+// ---- the polled forms of the blocking calls ----
+
+fn ok(rc: c_int) -> Result<(), c_int> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(rc)
+    }
+}
+
+fn code(r: Result<(), c_int>) -> c_int {
+    r.err().unwrap_or(0)
+}
+
+fn item(call: &'static str, kind: Kind, comm: MPI_Comm, peer: c_int, tag: c_int) -> Item {
+    Item {
+        call,
+        kind,
+        comm: bits(comm),
+        peer,
+        tag,
+        req: 0,
+    }
+}
+
+/// A blocking call made of one nonblocking operation (`start` posts it)
+/// and a polled `PMPI_Test` with the user's status.
+///
+/// # Safety
+/// `start` posts a valid operation; `status` is the user's.
+pub unsafe fn one(
+    call: &'static str,
+    kind: Kind,
+    comm: MPI_Comm,
+    peer: c_int,
+    tag: c_int,
+    status: *mut MPI_Status,
+    start: impl FnOnce(*mut MPI_Request) -> c_int,
+) -> c_int {
+    let mut req = mpi::request_null();
+    let rc = start(&mut req);
+    if rc != 0 {
+        return rc;
+    }
+    let it = Item {
+        req: bits(req),
+        ..item(call, kind, comm, peer, tag)
+    };
+    let _m = mark(Mark::Items {
+        call,
+        items: [Some(it), None],
+    });
+    let mut flag: c_int = 0;
+    // SAFETY: the request just posted; the user's status.
+    code(watchdog::poll(|| {
+        ok(unsafe { PMPI_Test(&mut req, &mut flag, status) })?;
+        Ok(flag != 0)
+    }))
+}
+
+/// `MPI_Probe`, polled.
+///
+/// # Safety
+/// The user's arguments of MPI_Probe.
+pub unsafe fn probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    let _m = mark(Mark::Items {
+        call: "MPI_Probe",
+        items: [
+            Some(item("MPI_Probe", Kind::Probe, comm, source, tag)),
+            None,
+        ],
+    });
+    let mut flag: c_int = 0;
+    // SAFETY: the user's arguments.
+    code(watchdog::poll(|| {
+        ok(unsafe { PMPI_Iprobe(source, tag, comm, &mut flag, status) })?;
+        Ok(flag != 0)
+    }))
+}
+
+/// `MPI_Mprobe`, polled.
+///
+/// # Safety
+/// The user's arguments of MPI_Mprobe.
+pub unsafe fn mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> c_int {
+    let _m = mark(Mark::Items {
+        call: "MPI_Mprobe",
+        items: [
+            Some(item("MPI_Mprobe", Kind::Probe, comm, source, tag)),
+            None,
+        ],
+    });
+    let mut flag: c_int = 0;
+    // SAFETY: the user's arguments.
+    code(watchdog::poll(|| {
+        ok(unsafe { PMPI_Improbe(source, tag, comm, &mut flag, message, status) })?;
+        Ok(flag != 0)
+    }))
+}
+
+/// A send and a receive polled together (`MPI_Sendrecv`): `recv` and
+/// `send` post them. An error of one ends the call with that error (the
+/// other request is freed: MPI completes it).
+///
+/// # Safety
+/// The closures post valid operations; `status` is the user's.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn pair(
+    call: &'static str,
+    comm: MPI_Comm,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    status: *mut MPI_Status,
+    recv: impl FnOnce(*mut MPI_Request) -> c_int,
+    send: impl FnOnce(*mut MPI_Request) -> c_int,
+) -> c_int {
+    let mut r = [mpi::request_null(); 2];
+    let rc = recv(&mut r[0]);
+    if rc != 0 {
+        return rc;
+    }
+    let rc = send(&mut r[1]);
+    if rc != 0 {
+        // SAFETY: the receive just posted (MPI completes it).
+        unsafe { PMPI_Request_free(&mut r[0]) };
+        return rc;
+    }
+    let _m = mark(Mark::Items {
+        call,
+        items: [
+            Some(Item {
+                req: bits(r[1]),
+                ..item(call, Kind::Send, comm, dest, sendtag)
+            }),
+            Some(Item {
+                req: bits(r[0]),
+                ..item(call, Kind::Recv, comm, source, recvtag)
+            }),
+        ],
+    });
+    let null = bits(mpi::request_null());
+    let mut flag: c_int = 0;
+    let out = watchdog::poll(|| {
+        if bits(r[0]) != null {
+            // SAFETY: our receive; the user's status.
+            ok(unsafe { PMPI_Test(&mut r[0], &mut flag, status) })?;
+        }
+        if bits(r[1]) != null {
+            // SAFETY: our send.
+            ok(unsafe { PMPI_Test(&mut r[1], &mut flag, RSMPI_STATUS_IGNORE) })?;
+        }
+        Ok(bits(r[0]) == null && bits(r[1]) == null)
+    });
+    if out.is_err() {
+        for q in r.iter_mut() {
+            if bits(*q) != null {
+                // SAFETY: our request, still active.
+                unsafe { PMPI_Request_free(q) };
+            }
+        }
+    }
+    code(out)
+}
+
+/// `MPI_Sendrecv_replace`: the buffer is packed, sent from the copy and
+/// received in place (`None`: it could not be packed; the caller makes
+/// the blocking call).
+///
+/// # Safety
+/// The user's arguments of MPI_Sendrecv_replace.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    t: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> Option<c_int> {
+    let mut size: c_int = 0;
+    // SAFETY: a query of the user's (count, datatype).
+    if unsafe { PMPI_Pack_size(count, t, comm, &mut size) } != 0 {
+        return None;
+    }
+    let mut tmp = vec![0u8; size.max(1) as usize];
+    let mut pos: c_int = 0;
+    // SAFETY: tmp holds size bytes.
+    let rc = unsafe {
+        PMPI_Pack(
+            buf,
+            count,
+            t,
+            tmp.as_mut_ptr() as *mut c_void,
+            size,
+            &mut pos,
+            comm,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let p = tmp.as_ptr();
+    // SAFETY: the user's buffer; the copy, kept until the send completes
+    // (leaked when the call fails: a freed send may still read it).
+    let rc = unsafe {
+        pair(
+            "MPI_Sendrecv_replace",
+            comm,
+            dest,
+            sendtag,
+            source,
+            recvtag,
+            status,
+            |r| PMPI_Irecv(buf, count, t, source, recvtag, comm, r),
+            |r| {
+                PMPI_Isend(
+                    p as *const c_void,
+                    pos,
+                    mpi::packed(),
+                    dest,
+                    sendtag,
+                    comm,
+                    r,
+                )
+            },
+        )
+    };
+    if rc != 0 {
+        std::mem::forget(tmp);
+    }
+    Some(rc)
+}
+
+/// Whether the operation of a request is complete (not freed:
+/// `MPI_Request_get_status` makes progress and changes nothing).
+fn complete(req: MPI_Request) -> Result<bool, c_int> {
+    let mut flag: c_int = 0;
+    // SAFETY: a request of the user's call.
+    ok(unsafe { PMPI_Request_get_status(req, &mut flag, RSMPI_STATUS_IGNORE) })?;
+    Ok(flag != 0)
+}
+
+/// `MPI_Wait`, polled: `MPI_Request_get_status` until the request is
+/// complete, then `PMPI_Wait` itself (which returns at once, with its
+/// status and error as ever).
+///
+/// # Safety
+/// The user's arguments of MPI_Wait.
+pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    if !on() {
+        // SAFETY: the user's arguments.
+        return unsafe { PMPI_Wait(request, status) };
+    }
+    let keys = keys_of(1, request);
+    {
+        let _m = mark(Mark::Requests {
+            call: "MPI_Wait",
+            ptr: request,
+            count: 1,
+        });
+        // SAFETY: the user's request.
+        let _ = watchdog::poll(|| complete(unsafe { *request }));
+    }
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Wait(request, status) };
+    forget_freed(&keys, request);
+    rc
+}
+
+/// `MPI_Test` (the request forgotten when it completes).
+///
+/// # Safety
+/// The user's arguments of MPI_Test.
+pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    let keys = keys_of(1, request);
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Test(request, flag, status) };
+    forget_freed(&keys, request);
+    rc
+}
+
+/// `MPI_Waitall`, polled as `MPI_Wait` is, then `PMPI_Waitall` itself.
+///
+/// # Safety
+/// The user's arguments of MPI_Waitall.
+pub unsafe fn waitall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    if !on() {
+        // SAFETY: the user's arguments.
+        return unsafe { PMPI_Waitall(count, requests, statuses) };
+    }
+    let keys = keys_of(count, requests);
+    {
+        let _m = mark(Mark::Requests {
+            call: "MPI_Waitall",
+            ptr: requests,
+            count: count.max(0) as usize,
+        });
+        let n = count.max(0) as usize;
+        let mut done = vec![false; n];
+        let mut left = n;
+        let _ = watchdog::poll(|| {
+            for (i, d) in done.iter_mut().enumerate() {
+                // SAFETY: the user's array holds count requests.
+                if !*d && complete(unsafe { *requests.add(i) })? {
+                    *d = true;
+                    left -= 1;
+                }
+            }
+            Ok(left == 0)
+        });
+    }
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Waitall(count, requests, statuses) };
+    forget_freed(&keys, requests);
+    rc
+}
+
+/// `MPI_Testall` (the requests forgotten when they complete).
+///
+/// # Safety
+/// The user's arguments of MPI_Testall.
+pub unsafe fn testall(
+    count: c_int,
+    requests: *mut MPI_Request,
+    flag: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    let keys = keys_of(count, requests);
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Testall(count, requests, flag, statuses) };
+    forget_freed(&keys, requests);
+    rc
+}
+
+/// `MPI_Waitany`, polled (`flag`: `MPI_Testany`, not polled).
+///
+/// # Safety
+/// The user's arguments of MPI_Waitany / MPI_Testany.
+pub unsafe fn any(
+    count: c_int,
+    requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: Option<*mut c_int>,
+    status: *mut MPI_Status,
+) -> c_int {
+    let keys = keys_of(count, requests);
+    let rc = match flag {
+        // SAFETY: the user's arguments.
+        Some(f) => unsafe { PMPI_Testany(count, requests, index, f, status) },
+        // SAFETY: the user's arguments.
+        None if !on() => unsafe { PMPI_Waitany(count, requests, index, status) },
+        None => {
+            let _m = mark(Mark::Requests {
+                call: "MPI_Waitany",
+                ptr: requests,
+                count: count.max(0) as usize,
+            });
+            let mut flag: c_int = 0;
+            // SAFETY: the user's arguments.
+            code(watchdog::poll(|| {
+                ok(unsafe { PMPI_Testany(count, requests, index, &mut flag, status) })?;
+                Ok(flag != 0)
+            }))
+        }
+    };
+    forget_freed(&keys, requests);
+    rc
+}
+
+/// `MPI_Waitsome`, polled (`test`: `MPI_Testsome`, not polled).
+///
+/// # Safety
+/// The user's arguments of MPI_Waitsome / MPI_Testsome.
+pub unsafe fn some(
+    incount: c_int,
+    requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+    test: bool,
+) -> c_int {
+    let keys = keys_of(incount, requests);
+    let rc = if test {
+        // SAFETY: the user's arguments.
+        unsafe { PMPI_Testsome(incount, requests, outcount, indices, statuses) }
+    } else if !on() {
+        // SAFETY: the user's arguments.
+        unsafe { PMPI_Waitsome(incount, requests, outcount, indices, statuses) }
+    } else {
+        let _m = mark(Mark::Requests {
+            call: "MPI_Waitsome",
+            ptr: requests,
+            count: incount.max(0) as usize,
+        });
+        // SAFETY: the user's arguments; MPI wrote outcount.
+        code(watchdog::poll(|| {
+            ok(unsafe { PMPI_Testsome(incount, requests, outcount, indices, statuses) })?;
+            Ok(unsafe { *outcount } != 0)
+        }))
+    };
+    forget_freed(&keys, requests);
+    rc
+}
+
+/// `MPI_Finalize` first waits, polled and marked, in a barrier on the
+/// checker's duplicate of `MPI_COMM_WORLD`: a rank that finalized answers
+/// the others' queries.
+pub fn finalize() {
+    if !on() {
+        return;
+    }
+    let Some(st) = mpi::state(comm_world()) else {
+        return;
+    };
+    if st.unchecked {
+        return;
+    }
+    let mut req = mpi::request_null();
+    // SAFETY: the checker's duplicate.
+    if unsafe { PMPI_Ibarrier(st.dup, &mut req) } != 0 {
+        return;
+    }
+    let _m = mark(Mark::Finalize);
+    let mut flag: c_int = 0;
+    // SAFETY: the request just made.
+    let _ = watchdog::poll(|| {
+        ok(unsafe { PMPI_Test(&mut req, &mut flag, RSMPI_STATUS_IGNORE) })?;
+        Ok(flag != 0)
+    });
+    mpi::channel::discard();
+}
+
+// ---- ranks and names ----
+
+/// The group a communicator's peers are ranks of (the remote group of an
+/// intercommunicator); the caller frees it.
+fn peer_group(comm: MPI_Comm) -> Option<MPI_Group> {
+    let mut inter: c_int = 0;
+    let mut g = std::mem::MaybeUninit::<MPI_Group>::uninit();
+    // SAFETY: local queries of a valid communicator.
+    unsafe {
+        if PMPI_Comm_test_inter(comm, &mut inter) != 0 {
+            return None;
+        }
+        let rc = if inter != 0 {
+            PMPI_Comm_remote_group(comm, g.as_mut_ptr())
+        } else {
+            PMPI_Comm_group(comm, g.as_mut_ptr())
+        };
+        (rc == 0).then(|| g.assume_init())
+    }
+}
+
+/// Translates ranks of `comm`'s peer group to MPI_COMM_WORLD (`back`: the
+/// other way); a rank with no counterpart is negative.
+fn translate(comm: MPI_Comm, ranks: &[c_int], back: bool) -> Vec<c_int> {
+    let Some(mut g) = peer_group(comm) else {
+        return vec![-1; ranks.len()];
+    };
+    let mut wg = std::mem::MaybeUninit::<MPI_Group>::uninit();
+    let mut out = vec![-1 as c_int; ranks.len()];
+    // SAFETY: local group calls; both groups freed below.
+    unsafe {
+        if PMPI_Comm_group(comm_world(), wg.as_mut_ptr()) == 0 {
+            let mut wg = wg.assume_init();
+            let (from, to) = if back { (wg, g) } else { (g, wg) };
+            if PMPI_Group_translate_ranks(
+                from,
+                ranks.len() as c_int,
+                ranks.as_ptr(),
+                to,
+                out.as_mut_ptr(),
+            ) != 0
+            {
+                out = vec![-1; ranks.len()];
+            }
+            PMPI_Group_free(&mut wg);
+        }
+        PMPI_Group_free(&mut g);
+    }
+    let undefined = mpi::undefined();
+    out.into_iter()
+        .map(|r| if r == undefined { -1 } else { r })
+        .collect()
+}
+
+/// The world ranks of `comm`'s peer group.
+fn members(comm: MPI_Comm) -> Vec<c_int> {
+    let Some(mut g) = peer_group(comm) else {
+        return vec![];
+    };
+    let mut n: c_int = 0;
+    // SAFETY: local group calls.
+    unsafe {
+        PMPI_Group_size(g, &mut n);
+        PMPI_Group_free(&mut g);
+    }
+    let all: Vec<c_int> = (0..n.max(0)).collect();
+    translate(comm, &all, false)
+        .into_iter()
+        .filter(|&r| r >= 0)
+        .collect()
+}
+
+fn comm_label(comm: MPI_Comm) -> String {
+    let (mut size, mut inter) = (0, 0);
+    // SAFETY: plain queries of a valid communicator.
+    unsafe {
+        PMPI_Comm_test_inter(comm, &mut inter);
+        PMPI_Comm_size(comm, &mut size);
+    }
+    if inter != 0 {
+        mpi::inter_name(comm)
+    } else {
+        mpi::comm_name(comm, size.max(0) as usize)
+    }
+}
+
+fn any_source() -> c_int {
+    // SAFETY: reads mpi-sys's copy of MPI_ANY_SOURCE.
+    unsafe { RSMPI_ANY_SOURCE }
+}
+
+fn any_tag() -> c_int {
+    // SAFETY: reads mpi-sys's copy of MPI_ANY_TAG.
+    unsafe { RSMPI_ANY_TAG }
+}
+
+// ---- the answer: where this thread waits ----
+
+/// Where a rank waits, as it answers a query.
+#[derive(Debug, Clone, Default)]
+pub struct Wait {
+    /// Its count of blocking calls (a stuck rank answers the same twice).
+    pub count: u64,
+    /// "MPI_Recv(source 1, tag 0, MPI_COMM_WORLD)".
+    pub text: String,
+    /// The world ranks that could end the wait.
+    pub peers: Vec<i32>,
+    /// Why nothing matches, where it can tell.
+    pub notes: Vec<String>,
+    pub flags: u8,
+}
+
+/// A message that matches is pending: the wait ends by itself.
+pub const TRANSIENT: u8 = 1;
+/// It waits for something the checker cannot follow (a request it did not
+/// see made, a matched message's transfer): it may end by itself.
+pub const UNKNOWN: u8 = 2;
+pub const FINALIZE: u8 = 4;
+/// The process runs MPI_THREAD_MULTIPLE: another thread may still send.
+pub const THREADS: u8 = 8;
+/// A collective check (its peers: the communicator's ranks).
+pub const COLLECTIVE: u8 = 16;
+
+static THREAD_LEVEL: AtomicI32 = AtomicI32::new(0);
+static MULTIPLE: AtomicBool = AtomicBool::new(false);
+
+/// The thread level MPI_Init_thread provided.
+pub fn thread_level(provided: c_int) {
+    THREAD_LEVEL.store(provided, Ordering::Relaxed);
+    // SAFETY: reads mpi-sys's copy of MPI_THREAD_MULTIPLE.
+    MULTIPLE.store(
+        provided == unsafe { RSMPI_THREAD_MULTIPLE },
+        Ordering::Relaxed,
+    );
+}
+
+impl Wait {
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.push(self.flags);
+        put_str(out, &self.text);
+        out.extend_from_slice(&(self.peers.len() as u32).to_le_bytes());
+        for p in &self.peers {
+            out.extend_from_slice(&p.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.notes.len() as u32).to_le_bytes());
+        for n in &self.notes {
+            put_str(out, n);
+        }
+    }
+
+    pub fn decode(b: &[u8]) -> Option<Wait> {
+        let mut r = Reader(b);
+        let count = r.u64()?;
+        let flags = r.u8()?;
+        let text = r.str()?;
+        let n = r.u32()? as usize;
+        let mut peers = Vec::with_capacity(n.min(1 << 16));
+        for _ in 0..n {
+            peers.push(r.u32()? as i32);
+        }
+        let m = r.u32()? as usize;
+        let mut notes = Vec::new();
+        for _ in 0..m {
+            notes.push(r.str()?);
+        }
+        Some(Wait {
+            count,
+            text,
+            peers,
+            notes,
+            flags,
+        })
+    }
+}
+
+pub fn put_str(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+pub struct Reader<'a>(pub &'a [u8]);
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Some(a)
+    }
+    pub fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    pub fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    pub fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    pub fn str(&mut self) -> Option<String> {
+        let n = self.u32()? as usize;
+        Some(String::from_utf8_lossy(self.take(n)?).into_owned())
+    }
+}
+
+/// Whether a request is still active (not complete).
+fn active(req: u64) -> bool {
+    if req == 0 {
+        return true;
+    }
+    let mut r: MPI_Request = from_bits(req);
+    if bits(r) == bits(mpi::request_null()) {
+        return false;
+    }
+    let mut flag: c_int = 0;
+    // SAFETY: a request of the call this thread is in; MPI_Request_get_status
+    // does not free it.
+    let rc = unsafe { PMPI_Request_get_status(r, &mut flag, RSMPI_STATUS_IGNORE) };
+    let _ = &mut r;
+    rc == 0 && flag == 0
+}
+
+fn peer_text(peer: c_int, world: c_int) -> String {
+    if peer == any_source() {
+        "MPI_ANY_SOURCE".into()
+    } else if world >= 0 && world != peer {
+        format!("{peer} = world rank {world}")
+    } else {
+        peer.to_string()
+    }
+}
+
+fn tag_text(tag: c_int) -> String {
+    if tag == any_tag() {
+        "MPI_ANY_TAG".into()
+    } else {
+        tag.to_string()
+    }
+}
+
+/// One operation's words, its peers and notes, into `w`.
+fn describe_item(it: &Item, w: &mut Wait) -> String {
+    if it.kind == Kind::Matched {
+        // Its message is matched: its end needs no other call.
+        w.flags |= UNKNOWN;
+        return "a matched message".into();
+    }
+    let comm: MPI_Comm = from_bits(it.comm);
+    let name = comm_label(comm);
+    let world = if it.peer >= 0 {
+        translate(comm, &[it.peer], false)[0]
+    } else {
+        -1
+    };
+    let args = match it.kind {
+        Kind::Send => format!(
+            "dest {}, tag {}",
+            peer_text(it.peer, world),
+            tag_text(it.tag)
+        ),
+        Kind::Matched => "a matched message".into(),
+        _ => format!(
+            "source {}, tag {}",
+            peer_text(it.peer, world),
+            tag_text(it.tag)
+        ),
+    };
+    match it.kind {
+        Kind::Matched => w.flags |= UNKNOWN,
+        _ if it.peer == any_source() => w.peers.extend(members(comm)),
+        _ if world >= 0 => w.peers.push(world),
+        _ => {}
+    }
+    if matches!(it.kind, Kind::Recv | Kind::Probe) {
+        pending(it, comm, world, w);
+    }
+    format!("{args}, {name}")
+}
+
+/// What is pending at this rank from the receive's source: a message that
+/// matches (the wait ends by itself), one with another tag, one on another
+/// communicator.
+fn pending(it: &Item, comm: MPI_Comm, world: c_int, w: &mut Wait) {
+    let probe = |c: MPI_Comm, source: c_int| -> Option<(c_int, c_int)> {
+        let mut flag: c_int = 0;
+        // SAFETY: MPI_Status is plain data.
+        let mut st: MPI_Status = unsafe { std::mem::zeroed() };
+        // SAFETY: a probe (it takes nothing) on a valid communicator.
+        let rc = unsafe { PMPI_Iprobe(source, any_tag(), c, &mut flag, &mut st) };
+        (rc == 0 && flag != 0).then_some((st.MPI_SOURCE, st.MPI_TAG))
+    };
+    let to_world = |c: MPI_Comm, r: c_int| translate(c, &[r], false)[0];
+    if let Some((s, t)) = probe(comm, it.peer) {
+        if it.tag == any_tag() || t == it.tag {
+            w.flags |= TRANSIENT;
+        } else {
+            w.notes.push(format!(
+                "a message from rank {} with tag {t} is pending on this communicator ({})",
+                to_world(comm, s),
+                comm_label(comm)
+            ));
+        }
+    }
+    let others: Vec<u64> = lock(comms()).clone();
+    for c in others {
+        if c == it.comm {
+            continue;
+        }
+        let oc: MPI_Comm = from_bits(c);
+        let source = if it.peer == any_source() {
+            any_source()
+        } else if world >= 0 {
+            match translate(oc, &[world], true)[0] {
+                r if r >= 0 => r,
+                _ => continue,
+            }
+        } else {
+            continue;
+        };
+        if let Some((s, t)) = probe(oc, source) {
+            w.notes.push(format!(
+                "a message from rank {} with tag {t} is pending on {}",
+                to_world(oc, s),
+                comm_label(oc)
+            ));
+        }
+    }
+}
+
+/// Where this thread waits, for an answer (None: in no marked call).
+pub fn describe() -> Option<Wait> {
+    let m = MARK.with(|m| m.get());
+    let mut w = Wait {
+        count: COUNT.with(|c| c.get()),
+        ..Default::default()
+    };
+    if MULTIPLE.load(Ordering::Relaxed) {
+        w.flags |= THREADS;
+    }
+    match m {
+        Mark::None => return None,
+        Mark::Finalize => {
+            w.flags |= FINALIZE;
+            w.text = "MPI_Finalize".into();
+            w.peers = members(comm_world());
+        }
+        Mark::Items { call, items } => {
+            let mut parts = vec![];
+            for it in items.iter().flatten() {
+                if active(it.req) {
+                    parts.push(describe_item(it, &mut w));
+                }
+            }
+            if parts.is_empty() {
+                w.flags |= TRANSIENT;
+            }
+            w.text = format!("{call}({})", parts.join("; "));
+        }
+        Mark::Requests { call, ptr, count } => {
+            let null = bits(mpi::request_null());
+            let mut parts = vec![];
+            for i in 0..count {
+                // SAFETY: the user's array, alive during the call.
+                let k = bits(unsafe { *ptr.add(i) });
+                if k == null || !active(k) {
+                    continue;
+                }
+                let known = lock(requests()).get(&k).map(|e| e.0);
+                match known {
+                    Some(it) => {
+                        let d = describe_item(&it, &mut w);
+                        parts.push(format!("{}({d})", it.call));
+                    }
+                    None => {
+                        w.flags |= UNKNOWN;
+                        parts.push("a request the checker did not see made".into());
+                    }
+                }
+            }
+            if parts.is_empty() {
+                w.flags |= TRANSIENT;
+            }
+            w.text = format!("{call}({})", parts.join(", "));
+        }
+    }
+    w.peers.sort_unstable();
+    w.peers.dedup();
+    Some(w)
+}
+
+// ---- the timeout: ask, build the wait-for graph, report ----
+
+fn grace(timeout: Duration) -> Duration {
+    (timeout / 4).clamp(Duration::from_millis(500), Duration::from_secs(5))
+}
+
+/// What the watchdog does after a look at a point-to-point wait.
+pub enum After {
+    /// The wait completed meanwhile.
+    Done,
+    /// Look again after another timeout.
+    Again,
+    /// Reported (warn mode): wait on without looking again.
+    Quiet,
+}
+
+/// One round of queries: the answers within a grace (None: the wait
+/// completed meanwhile).
+/// `expect`: the ranks that answered the first round; the second waits
+/// for all of them (a loaded machine answers late), at most four graces.
+fn round(
+    all: &[i32],
+    grace: Duration,
+    expect: Option<&HashMap<i32, Answer>>,
+    step: &mut impl FnMut() -> Result<bool, c_int>,
+) -> Result<Option<HashMap<i32, Answer>>, c_int> {
+    let serial = mpi::channel::ask(all);
+    let mut answers: HashMap<i32, Answer> = HashMap::new();
+    let start = Instant::now();
+    loop {
+        let t = start.elapsed();
+        if t >= grace * 4 {
+            break;
+        }
+        if t >= grace && expect.map_or(true, |e| e.keys().all(|r| answers.contains_key(r))) {
+            break;
+        }
+        for _ in 0..256 {
+            if step()? {
+                return Ok(None);
+            }
+        }
+        mpi::channel::answer_queries();
+        for a in mpi::channel::collect(serial) {
+            answers.insert(a.world, a);
+        }
+    }
+    Ok(Some(answers))
+}
+
+/// A rank's state in the graph.
+#[derive(Debug, Clone)]
+struct Node {
+    text: String,
+    peers: Vec<i32>,
+    notes: Vec<String>,
+    flags: u8,
+    stuck: bool,
+}
+
+fn node_of(a: &Answer) -> Node {
+    match &a.wait {
+        Some(w) => Node {
+            text: w.text.clone(),
+            peers: w.peers.clone(),
+            notes: w.notes.clone(),
+            flags: w.flags,
+            stuck: false,
+        },
+        None => Node {
+            text: format!("a collective check of {}", a.name),
+            peers: a.members.clone(),
+            notes: vec![],
+            flags: COLLECTIVE,
+            stuck: false,
+        },
+    }
+}
+
+fn same(a: &Answer, b: &Answer) -> bool {
+    match (&a.wait, &b.wait) {
+        (Some(x), Some(y)) => x.count == y.count && x.text == y.text,
+        (None, None) => a.id == b.id && a.call == b.call && a.seq == b.seq && a.phase == b.phase,
+        _ => false,
+    }
+}
+
+fn can_progress(n: &Node) -> bool {
+    !n.stuck || n.flags & (TRANSIENT | UNKNOWN | THREADS) != 0
+}
+
+/// The ranks reachable from `from` (itself included).
+fn reach(nodes: &HashMap<i32, Node>, from: i32) -> Vec<i32> {
+    let mut seen = HashSet::from([from]);
+    let mut q = VecDeque::from([from]);
+    let mut out = vec![];
+    while let Some(r) = q.pop_front() {
+        out.push(r);
+        if let Some(n) = nodes.get(&r) {
+            for &p in &n.peers {
+                if seen.insert(p) {
+                    q.push_back(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn blocked_all(nodes: &HashMap<i32, Node>, set: &[i32]) -> bool {
+    set.iter()
+        .all(|r| nodes.get(r).is_some_and(|n| !can_progress(n)))
+}
+
+/// The shortest path of waits from `me` back to `me`, or to a cycle, or to
+/// a rank in MPI_Finalize (not followed: it waits for every rank).
+fn chain(nodes: &HashMap<i32, Node>, me: i32) -> (Vec<i32>, bool) {
+    let step = |r: i32| -> Vec<i32> {
+        nodes
+            .get(&r)
+            .filter(|n| n.flags & FINALIZE == 0)
+            .map(|n| n.peers.clone())
+            .unwrap_or_default()
+    };
+    // A path along first waits, until a rank repeats (a cycle) or ends.
+    let mut path = vec![me];
+    let mut parent: HashMap<i32, i32> = HashMap::new();
+    let mut q = VecDeque::from([me]);
+    let mut seen = HashSet::from([me]);
+    while let Some(r) = q.pop_front() {
+        for p in step(r) {
+            if p == me {
+                // A cycle through me: the path from me to r.
+                let mut back = vec![r];
+                let mut x = r;
+                while let Some(&y) = parent.get(&x) {
+                    back.push(y);
+                    x = y;
+                }
+                back.reverse();
+                return (back, true);
+            }
+            if seen.insert(p) {
+                parent.insert(p, r);
+                q.push_back(p);
+            }
+        }
+    }
+    // No cycle through me: follow the lowest peer until a repeat or an end.
+    let mut x = me;
+    loop {
+        let next = step(x).into_iter().find(|p| *p != x);
+        match next {
+            Some(p) if path.contains(&p) => {
+                path.push(p);
+                return (path, true);
+            }
+            Some(p) => {
+                path.push(p);
+                x = p;
+            }
+            None => return (path, false),
+        }
+    }
+}
+
+static COMPUTING_SAID: AtomicBool = AtomicBool::new(false);
+
+/// The timeout's look at this thread's point-to-point wait.
+pub fn timed_out(
+    timeout: Duration,
+    waited: Duration,
+    step: &mut impl FnMut() -> Result<bool, c_int>,
+) -> Result<After, c_int> {
+    let me = mpi::world_rank_cached();
+    let Some(mine) = describe() else {
+        return Ok(After::Again);
+    };
+    let mut size: c_int = 0;
+    // SAFETY: a query of MPI_COMM_WORLD.
+    unsafe { PMPI_Comm_size(comm_world(), &mut size) };
+    let all: Vec<i32> = (0..size).filter(|&r| r != me).collect();
+    let g = grace(timeout);
+    let Some(first) = round(&all, g, None, step)? else {
+        return Ok(After::Done);
+    };
+    let Some(second) = round(&all, g, Some(&first), step)? else {
+        return Ok(After::Done);
+    };
+    let Some(mine2) = describe() else {
+        return Ok(After::Done);
+    };
+    let mut nodes: HashMap<i32, Node> = HashMap::new();
+    nodes.insert(
+        me,
+        Node {
+            text: mine2.text.clone(),
+            peers: mine2.peers.clone(),
+            notes: mine2.notes.clone(),
+            flags: mine2.flags | mine.flags & TRANSIENT,
+            stuck: true,
+        },
+    );
+    for &r in &all {
+        match (first.get(&r), second.get(&r)) {
+            (Some(a), Some(b)) => {
+                let mut n = node_of(b);
+                n.stuck = same(a, b);
+                if let Some(w) = &a.wait {
+                    n.flags |= w.flags & TRANSIENT;
+                }
+                nodes.insert(r, n);
+            }
+            (a, b) => {
+                if let Some(x) = b.or(a) {
+                    let mut n = node_of(x);
+                    n.stuck = false;
+                    nodes.insert(r, n);
+                }
+            }
+        }
+    }
+    let mine_reach = reach(&nodes, me);
+    if !blocked_all(&nodes, &mine_reach) {
+        let silent: Vec<i32> = mine_reach
+            .iter()
+            .copied()
+            .filter(|r| !nodes.contains_key(r))
+            .collect();
+        if !silent.is_empty() && !COMPUTING_SAID.swap(true, Ordering::Relaxed) {
+            let s = if silent.len() == 1 { "" } else { "s" };
+            let line = format!(
+                "mpix-check: rank {me} has waited {} s in {}; rank{s} {} {} still computing (not in MPI): not a hang, waiting on\n",
+                waited.as_secs(),
+                mine2.text,
+                crate::record::ranks_text(&silent.iter().map(|&r| r as usize).collect::<Vec<_>>()),
+                if silent.len() == 1 { "is" } else { "are" }
+            );
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        }
+        return Ok(After::Again);
+    }
+    // A hang. The ranks in it: every stuck rank whose reach is stuck.
+    let mut in_hang: Vec<i32> = nodes
+        .keys()
+        .copied()
+        .filter(|&r| {
+            nodes.get(&r).is_some_and(|n| !can_progress(n))
+                && blocked_all(&nodes, &reach(&nodes, r))
+        })
+        .collect();
+    in_hang.sort_unstable();
+    let collective = in_hang
+        .iter()
+        .copied()
+        .find(|r| nodes[r].flags & COLLECTIVE != 0);
+    // The lowest rank that is in the hang, or may be (it answered one
+    // round only, or differently: its view may differ from this one).
+    let uncertain = all.iter().copied().filter(|r| {
+        first.contains_key(r) != second.contains_key(r)
+            || nodes
+                .get(r)
+                .is_some_and(|n| !n.stuck && n.flags & (UNKNOWN | THREADS) == 0)
+    });
+    let lowest = in_hang.iter().copied().chain(uncertain).min();
+    let reporter = collective.or(lowest).unwrap_or(me);
+    static POINTED: AtomicI32 = AtomicI32::new(-1);
+    static LOOKS: AtomicI32 = AtomicI32::new(0);
+    if reporter != me {
+        if POINTED.swap(reporter, Ordering::Relaxed) != reporter {
+            LOOKS.store(0, Ordering::Relaxed);
+            let line = format!(
+                "mpix-check: rank {me} waits in {}: part of the hang that rank {reporter} reports\n",
+                mine2.text
+            );
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        }
+        // The reporter gets two more looks' time; then this rank
+        // reports itself (a hang is never left unreported).
+        if LOOKS.fetch_add(1, Ordering::Relaxed) < 2 {
+            return Ok(After::Again);
+        }
+    }
+    report(timeout, waited, me, &nodes, &mine_reach, &in_hang);
+    if config().mode == Mode::Fatal {
+        let until = Instant::now() + g;
+        while Instant::now() < until {
+            let _ = step();
+            mpi::channel::answer_queries();
+        }
+        mpi::abort_job();
+    }
+    Ok(After::Quiet)
+}
+
+fn report(
+    timeout: Duration,
+    waited: Duration,
+    me: i32,
+    nodes: &HashMap<i32, Node>,
+    mine_reach: &[i32],
+    in_hang: &[i32],
+) {
+    let mine = &nodes[&me];
+    let (path, cycle) = chain(nodes, me);
+    // A cycle through me closes on me; a path that loops ends with the
+    // rank it loops back to; a chain ends at its last rank.
+    let closes = cycle
+        && !path[1..].contains(&path[0])
+        && path
+            .iter()
+            .filter(|&&r| r == *path.last().unwrap_or(&me))
+            .count()
+            == 1;
+    let mut words = vec![];
+    for (i, &r) in path.iter().enumerate() {
+        let n = &nodes[&r];
+        let next = if closes {
+            Some(path[(i + 1) % path.len()])
+        } else {
+            path.get(i + 1).copied()
+        };
+        if !closes && cycle && i + 1 == path.len() {
+            break; // the repeated rank, already named
+        }
+        words.push(match next {
+            _ if n.flags & FINALIZE != 0 => format!("rank {r} is in MPI_Finalize"),
+            Some(p) => format!("rank {r} waits for rank {p} in {}", n.text),
+            None => format!("rank {r} waits in {}", n.text),
+        });
+    }
+    let mut details = vec![format!(
+        "{}: {}",
+        if cycle { "the cycle" } else { "the chain" },
+        words.join("; ")
+    )];
+    let mut listed: Vec<i32> = mine_reach.to_vec();
+    listed.sort_unstable();
+    for r in &listed {
+        let n = &nodes[r];
+        details.push(format!("rank {r}: {}", n.text));
+        for note in &n.notes {
+            details.push(format!("rank {r}: {note}"));
+        }
+    }
+    let others: Vec<i32> = in_hang
+        .iter()
+        .copied()
+        .filter(|r| !listed.contains(r))
+        .collect();
+    for r in others {
+        details.push(format!("rank {r} (also stuck): {}", nodes[&r].text));
+    }
+    let (call, comm) = split(&mine.text);
+    let (rank, size) = world_of_me();
+    let r = Report {
+        call,
+        comm,
+        seq: 0,
+        rank,
+        size,
+        kind: "hang",
+        summary: format!(
+            "a hang: every rank this call waits for is blocked in MPI, waited {} s (timeout {} s); ranks are world ranks",
+            waited.as_secs(),
+            timeout.as_secs_f64()
+        ),
+        details,
+        fields: vec![(
+            "hang_world_ranks",
+            format!(
+                "[{}]",
+                listed
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        )],
+    };
+    r.emit(me);
+}
+
+/// The call and the (first) communicator named in a wait's words.
+fn split(text: &str) -> (String, String) {
+    let call = text.split('(').next().unwrap_or(text).to_string();
+    let comm = text
+        .trim_end_matches(')')
+        .rsplit(", ")
+        .next()
+        .filter(|s| text.contains('(') && !s.contains('('))
+        .unwrap_or("MPI_COMM_WORLD")
+        .trim_end_matches(')')
+        .to_string();
+    (call, comm)
+}
+
+fn world_of_me() -> (usize, usize) {
+    let (mut r, mut n) = (0, 0);
+    // SAFETY: queries of MPI_COMM_WORLD.
+    unsafe {
+        PMPI_Comm_rank(comm_world(), &mut r);
+        PMPI_Comm_size(comm_world(), &mut n);
+    }
+    (r.max(0) as usize, n.max(0) as usize)
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Tests of mpix-check's point-to-point hang reports (check/src/hang.rs):
+# builds check/tests/c/hangs.c with $MPICC, runs each hanging scenario
+# under $MPIEXEC with the checker preloaded and MPIX_CHECK_TIMEOUT=2
+# (without MPIX_CHECK_P2P: the hangs are found either way; one scenario
+# with it), asserts the report lines, one report per job, and that the job
+# ends non-zero within the limit; runs the correct "computing" scenario
+# (a rank computes 5 s, longer than the timeout, before its message):
+# exit 0 and no report, at most one "still computing" line.
+# Usage: scripts/check-hang-tests.sh TARGET_DIR
+set -uo pipefail
+cd "$(dirname "$0")/.."
+suite=check-hang-tests
+programs=(hangs)
+errors=hangs
+limit=20
+checker_env=(MPIX_CHECK_TIMEOUT=2)
+json_kind='"kind":"hang"'
+one_report=1
+. scripts/check-common.sh
+
+recv="in MPI_Recv(source"
+for n in 2 4; do
+    if [ "$n" = 2 ]; then
+        ring="the cycle: rank 0 waits for rank 1 in MPI_Recv(source 1, tag 0, MPI_COMM_WORLD); rank 1 waits for rank 0 in MPI_Recv(source 0, tag 0, MPI_COMM_WORLD)"
+    else
+        ring="the cycle: rank 0 waits for rank 1 in MPI_Recv(source 1, tag 0, MPI_COMM_WORLD); rank 1 waits for rank 2 in MPI_Recv(source 2, tag 0, MPI_COMM_WORLD); rank 2 waits for rank 3 in MPI_Recv(source 3, tag 0, MPI_COMM_WORLD); rank 3 waits for rank 0 in MPI_Recv(source 0, tag 0, MPI_COMM_WORLD)"
+    fi
+    scenario recv-ring "$n" fail -- recv_ring <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD: a hang: every rank this call waits for is blocked in MPI
+(reported by rank 0 of $n)
+mpix-check:   $ring
+mpix-check: rank 1 waits $recv 
+part of the hang that rank 0 reports
+EOF2
+    scenario skipped-send "$n" fail -- skipped_send <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD: a hang
+mpix-check:   the chain: rank 0 waits for rank 1 in MPI_Recv(source 1, tag 0, MPI_COMM_WORLD); rank 1 is in MPI_Finalize
+mpix-check:   rank 1: MPI_Finalize
+EOF2
+    scenario other-comm "$n" fail -- other_comm <<EOF2
+mpix-check:   the chain: rank 0 waits for rank 1 in MPI_Recv(source 1, tag 0, MPI_COMM_WORLD); rank 1 is in MPI_Finalize
+mpix-check:   rank 0: a message from rank 1 with tag 0 is pending on the_dup
+EOF2
+    scenario irecv-wait "$n" fail -- irecv_wait <<EOF2
+mpix-check: MPI_Wait on MPI_COMM_WORLD: a hang
+mpix-check:   the cycle: rank 0 waits for rank 1 in MPI_Wait(MPI_Irecv(source 1, tag 3, MPI_COMM_WORLD)); rank 1 waits for rank 0 in MPI_Wait(MPI_Irecv(source 0, tag 3, MPI_COMM_WORLD))
+EOF2
+done
+# Two ranks suffice for these (the pairs of -n 4 hang alike).
+scenario wrong-tag 2 fail -- wrong_tag <<EOF2
+mpix-check:   the chain: rank 0 waits for rank 1 in MPI_Recv(source 1, tag 1, MPI_COMM_WORLD); rank 1 is in MPI_Finalize
+mpix-check:   rank 0: a message from rank 1 with tag 0 is pending on this communicator (MPI_COMM_WORLD)
+EOF2
+scenario probe-probe 2 fail -- probe_probe <<EOF2
+mpix-check: MPI_Probe on MPI_COMM_WORLD: a hang
+mpix-check:   the cycle: rank 0 waits for rank 1 in MPI_Probe(source 1, tag 0, MPI_COMM_WORLD); rank 1 waits for rank 0 in MPI_Probe(source 0, tag 0, MPI_COMM_WORLD)
+EOF2
+scenario ssend-ssend 2 fail MPIX_CHECK_P2P=1 -- ssend_ssend <<EOF2
+mpix-check: MPI_Ssend on MPI_COMM_WORLD: a hang
+mpix-check:   the cycle: rank 0 waits for rank 1 in MPI_Ssend(dest 1, tag 0, MPI_COMM_WORLD); rank 1 waits for rank 0 in MPI_Ssend(dest 0, tag 0, MPI_COMM_WORLD)
+EOF2
+
+# The correct program: rank 1 computes 5 s before its message; rank 0
+# waits in MPI_Recv past the timeout. Exit 0, no report, at most one
+# line saying rank 1 is still computing.
+log="$out/computing-2.log"
+timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n 2 env LD_PRELOAD="$lib" MPIX_CHECK_TIMEOUT=2 \
+    "$out/hangs" computing >"$log" 2>&1 </dev/null
+rc=$?
+if [ $rc -ne 0 ]; then
+    fail "computing -n 2: exit $rc, expected 0" "$log"
+elif grep -q '^mpix-check: MPI_' "$log" || [ "$(grep -c 'mpix-check' "$log")" -gt 1 ]; then
+    fail "computing -n 2: a report on a correct program" "$log"
+elif [ "$(grep -c 'mpix-check' "$log")" = 1 ] && ! grep -q 'rank 1 is still computing (not in MPI): not a hang, waiting on' "$log"; then
+    fail "computing -n 2: an unexpected line" "$log"
+elif ! grep -q '^computing: done 4' "$log"; then
+    fail "computing -n 2: no result line" "$log"
+else
+    passed=$((passed + 1)); echo "ok   computing -n 2 (exit 0, no report)"
+fi
+echo "mpix-check hang tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
