@@ -82,6 +82,26 @@ EOF2
 mpix-check: MPI_Ibcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
 mpix-check:   rank $l: root $l
 EOF2
+    # A blocking collective and its nonblocking form meet in one check
+    # (timeout on and off): reported at once as different calls.
+    if [ "$n" = 2 ]; then evens="rank 0"; odds="rank 1"; ones="rank 1"; else evens="ranks 0, 2"; odds="ranks 1, 3"; ones="ranks 1-3"; fi
+    for t in 3 0; do
+        scenario "bcast-vs-ibcast-t$t" "$n" fail MPIX_CHECK_TIMEOUT=$t -- bcast_ibcast <<EOF2
+on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
+mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
+mpix-check:   rank $l: MPI_Ibcast (call #1 on this communicator)
+EOF2
+        scenario "allreduce-vs-iallreduce-t$t" "$n" fail MPIX_CHECK_TIMEOUT=$t -- allreduce_iallreduce <<EOF2
+on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
+mpix-check:   $evens: MPI_Allreduce (call #1 on this communicator)
+mpix-check:   $odds: MPI_Iallreduce (call #1 on this communicator)
+EOF2
+        scenario "barrier-vs-ibarrier-t$t" "$n" fail MPIX_CHECK_TIMEOUT=$t -- barrier_ibarrier <<EOF2
+on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
+mpix-check:   rank 0: MPI_Ibarrier (call #1 on this communicator)
+mpix-check:   $ones: MPI_Barrier (call #1 on this communicator)
+EOF2
+    done
     scenario neighbor-pair "$n" fail -- neighbor <<EOF2
 mpix-check: MPI_Neighbor_alltoall on an unnamed communicator of $n ranks, call #1 there: the type signatures of the data rank 0 sends to rank $l do not match (reported by rank $l of $n)
 rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes

@@ -1147,8 +1147,9 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
     r.emit(mpi::world_rank());
 }
 
-/// A nonblocking call's check in flight: its reduction and the record the
-/// slow path needs if the reduction disagrees.
+/// A nonblocking call's check in flight: its reduction, its part in the
+/// blocking checks' messages (`mpi::post_digest_shape`), and the record
+/// the slow path needs if the reduction disagrees.
 pub struct Pending {
     call: Call,
     st: *mut State,
@@ -1157,6 +1158,9 @@ pub struct Pending {
     mine: Box<Digest>,
     reduced: Box<Digest>,
     req: MPI_Request,
+    /// The digests the blocking checks' partners send (unread).
+    got: Vec<Digest>,
+    shape: Vec<MPI_Request>,
 }
 
 // SAFETY: a Pending is used by one thread at a time (under the map's lock
@@ -1191,20 +1195,64 @@ pub fn start(mut call: Call) -> Option<Box<Pending>> {
         seq: st.seq,
         rec,
         req: mpi::request_null(),
+        got: Vec::new(),
+        shape: Vec::new(),
     });
     let Pending {
-        mine, reduced, req, ..
+        mine,
+        reduced,
+        req,
+        got,
+        shape,
+        ..
     } = &mut *p;
-    // SAFETY: both digests are boxed (heap, never moved) and live until
-    // the request completes in `complete`.
-    match unsafe { mpi::iallreduce_digest(st.dup, mine, reduced) } {
-        Ok(r) => *req = r,
+    // SAFETY: the digests are boxed and `got`'s buffer is on the heap
+    // (never moved, never resized again), and all live until the requests
+    // complete in `complete`.
+    match unsafe { mpi::post_digest_shape(st.dup, place(st), mine, got) } {
+        Ok(r) => *shape = r,
         Err(rc) => {
             let _ = exchange_failed(&p.call, rc);
             return None;
         }
     }
+    // SAFETY: as above.
+    match unsafe { mpi::iallreduce_digest(st.dup, mine, reduced) } {
+        Ok(r) => *req = r,
+        Err(rc) => {
+            let _ = mpi::wait_requests(shape);
+            let _ = exchange_failed(&p.call, rc);
+            return None;
+        }
+    }
     Some(p)
+}
+
+/// How far a nonblocking call's check has come.
+enum Progress {
+    Waiting,
+    /// The reduction and the messages completed.
+    Reduced,
+    /// Another rank took the slow path for this check: a rank whose check
+    /// is blocking (it met this rank's messages, not the reduction, which
+    /// then never completes), or one whose reduction completed first.
+    Joined,
+}
+
+/// One look at a nonblocking check: its requests, then whether another
+/// rank's slow path has begun for it.
+fn progress(p: &mut Pending, dup: MPI_Comm) -> Result<Progress, c_int> {
+    if mpi::test_request(&mut p.req)? {
+        mpi::wait_requests(&mut p.shape)?;
+        return Ok(Progress::Reduced);
+    }
+    if mpi::probe_tag(dup, tag(p.seq, Phase::Records))? {
+        // The messages of every rank are posted by now (the blocking
+        // checks' have all been sent when those ranks left the doubling).
+        mpi::wait_requests(&mut p.shape)?;
+        return Ok(Progress::Joined);
+    }
+    Ok(Progress::Waiting)
 }
 
 /// Keeps a started check under the user's request.
@@ -1247,17 +1295,31 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
     };
     let done = if block {
         let _w = arm(&p.call, &view, Phase::Arguments);
-        mpi::wait_request(&mut p.req).map(|_| true)
+        let mut out = Progress::Waiting;
+        watchdog::poll(|| {
+            out = progress(&mut p, st.dup)?;
+            Ok(!matches!(out, Progress::Waiting))
+        })
+        .map(|_| out)
     } else {
-        mpi::test_request(&mut p.req)
+        progress(&mut p, st.dup)
     };
     match done {
         Err(rc) => exchange_failed(&p.call, rc).map(|_| true),
-        Ok(false) => {
+        Ok(Progress::Waiting) => {
             attach(request, p);
             Ok(false)
         }
-        Ok(true) if digest::consistent(&p.reduced) => Ok(true),
-        Ok(true) => slow(&p.call, &view, &p.rec).map(|_| true),
+        Ok(Progress::Reduced) if digest::consistent(&p.reduced) => Ok(true),
+        Ok(Progress::Reduced) => slow(&p.call, &view, &p.rec).map(|_| true),
+        Ok(Progress::Joined) => {
+            // The reduction may never complete: its buffers stay.
+            Box::leak(std::mem::replace(&mut p.mine, Box::new([0; digest::WORDS])));
+            Box::leak(std::mem::replace(
+                &mut p.reduced,
+                Box::new([0; digest::WORDS]),
+            ));
+            slow(&p.call, &view, &p.rec).map(|_| true)
+        }
     }
 }
