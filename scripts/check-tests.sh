@@ -179,6 +179,9 @@ EOF2
 
     # The false-positive suite: no report, and the same results with and without the checker.
     correct correct "$n" correct
+    # The same with the timeout off (the checks' waits are MPI's blocking
+    # ones then, and nonblocking checks poll).
+    correct_timeout=0 correct correct "$n" correct
 done
 echo "mpix-check tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
