@@ -31,8 +31,8 @@ mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the type signatures do n
 rank 0 (root) (count, datatype) = 1 x MPI_INT: 1 element, 4 bytes
 rank $l (count, datatype) = 4 x MPI_BYTE: 4 elements, 4 bytes
 first difference at element 0 of the signatures:
-rank 0 (root) has MPI_INT at root MPI_INT
-rank $l has MPI_BYTE at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_BYTE
+rank 0 (root) has MPI_INT at element 0 of 1 x MPI_INT
+rank $l has MPI_BYTE at element 0 of 4 x MPI_BYTE
 EOF2
     scenario paper4-root "$n" fail -- root <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
@@ -56,8 +56,8 @@ EOF2
     scenario struct-path "$n" fail -- struct <<EOF2
 the type signatures do not match (reported by rank $l of $n)
 first difference at element 1 of the signatures:
-rank 0 (root) has MPI_DOUBLE at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE
-rank $l has MPI_FLOAT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_FLOAT
+rank 0 (root) has MPI_DOUBLE at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE
+rank $l has MPI_FLOAT at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_FLOAT
 EOF2
     scenario gather-count "$n" fail -- gather_count <<EOF2
 mpix-check: MPI_Gather on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
@@ -69,8 +69,8 @@ EOF2
 mpix-check: MPI_Alltoallv on MPI_COMM_WORLD, call #1 there: the type signatures of the data rank 0 sends to rank 1 do not match (reported by rank 1 of $n)
 rank 0 sends (sendcounts[1], sendtype) = 1 x MPI_INT: 1 element, 4 bytes
 rank 1 receives (recvcounts[0], recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
-rank 0 has MPI_INT at root MPI_INT
-rank 1 has MPI_FLOAT at root MPI_FLOAT
+rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+rank 1 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     scenario reduce-scatter-counts "$n" fail -- reduce_scatter <<EOF2
 mpix-check: MPI_Reduce_scatter on MPI_COMM_WORLD, call #1 there: the ranks passed different recvcounts
@@ -106,8 +106,8 @@ EOF2
 mpix-check: MPI_Neighbor_alltoall on an unnamed communicator of $n ranks, call #1 there: the type signatures of the data rank 0 sends to rank $l do not match (reported by rank $l of $n)
 rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes
 rank $l receives (recvcount, recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
-rank 0 has MPI_INT at root MPI_INT
-rank $l has MPI_FLOAT at root MPI_FLOAT
+rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     scenario persistent-root "$n" fail -- persistent_root <<EOF2
 on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
@@ -129,7 +129,7 @@ EOF2
 mpix-check: MPI_File_set_view on the file "mpix-check-errors.tmp" opened on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
 rank 0 etype = 1 x MPI_INT: 1 element, 4 bytes
 rank $l etype = 1 x MPI_FLOAT: 1 element, 4 bytes
-rank $l has MPI_FLOAT at root MPI_FLOAT
+rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 rank $l: call returned
 EOF2
     # The timeouts name where each missing rank waits (the status channel).
@@ -157,8 +157,8 @@ EOF2
 mpix-check: MPI_Allgather on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the type signatures of the data remote group rank 0 sends to local group rank 0 do not match
 remote group rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes
 local group rank 0 receives (recvcount, recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
-remote group rank 0 has MPI_INT at root MPI_INT
-local group rank 0 has MPI_FLOAT at root MPI_FLOAT
+remote group rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+local group rank 0 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     if [ "$n" = 4 ]; then # one rank per group at -n 2: high cannot differ within a group
         scenario inter-merge-high "$n" fail -- inter_high <<EOF2

@@ -552,18 +552,20 @@ pub fn difference_lines(
     }
     match diff {
         Ok(Some(d)) => {
+            let first_path = count_path(&d.first_path, first.1, a_owned);
+            let second_path = count_path(&d.second_path, second.1, b_owned);
             let fields = vec![
                 ("element", d.index.to_string()),
                 ("first_type", json_str(&d.first)),
                 ("second_type", json_str(&d.second)),
-                ("first_path", json_str(&d.first_path)),
-                ("second_path", json_str(&d.second_path)),
+                ("first_path", json_str(&first_path)),
+                ("second_path", json_str(&second_path)),
             ];
             (
                 vec![
                     format!("first difference at element {} of the signatures:", d.index),
-                    format!("  {} has {} at {}", first.0, d.first, d.first_path),
-                    format!("  {} has {} at {}", second.0, d.second, d.second_path),
+                    format!("  {} has {} at {}", first.0, d.first, first_path),
+                    format!("  {} has {} at {}", second.0, d.second, second_path),
                 ],
                 fields,
             )
@@ -579,6 +581,38 @@ pub fn difference_lines(
             vec![format!("the signatures could not be compared: {e}")],
             vec![],
         ),
+    }
+}
+
+/// A path the library located in `count` copies of a type (`wrapped`: the
+/// copies were made one contiguous type for the comparison) in the
+/// argument's own terms: the copy of the count, then the path inside the
+/// type from its top level; no synthetic contiguous level, and no "root"
+/// (a collective's root is a rank). "element 3 of 4 x MPI_BYTE", "copy 1
+/// of 2 x the type > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE",
+/// "MPI_COMBINER_VECTOR block 2, element 0 > MPI_INT" (a count of 1).
+fn count_path(path: &str, count: i64, wrapped: bool) -> String {
+    let inner = path.strip_prefix("root ").unwrap_or(path);
+    let (copy, inner) = if wrapped {
+        match inner
+            .strip_prefix("MPI_COMBINER_CONTIGUOUS copy ")
+            .and_then(|r| r.split_once(" > "))
+        {
+            Some((k, rest)) => (k.to_string(), rest),
+            None => return inner.to_string(),
+        }
+    } else {
+        ("0".to_string(), inner)
+    };
+    if inner.contains(" > ") || inner.starts_with("MPI_COMBINER_") {
+        if wrapped {
+            format!("copy {copy} of {count} x the type > {inner}")
+        } else {
+            inner.to_string()
+        }
+    } else {
+        // A predefined type: its copies are the count's elements.
+        format!("element {copy} of {count} x {inner}")
     }
 }
 
