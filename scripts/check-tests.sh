@@ -86,10 +86,13 @@ EOF2
     # (timeout on and off): reported at once as different calls.
     if [ "$n" = 2 ]; then evens="rank 0"; odds="rank 1"; ones="rank 1"; else evens="ranks 0, 2"; odds="ranks 1, 3"; ones="ranks 1-3"; fi
     for t in 3 0; do
+        # Each rank's call site (the programs are built with -g).
         scenario "bcast-vs-ibcast-t$t" "$n" fail MPIX_CHECK_TIMEOUT=$t -- bcast_ibcast <<EOF2
 on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
 mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
 mpix-check:   rank $l: MPI_Ibcast (call #1 on this communicator)
+mpix-check:   rank 0 called MPI_Bcast from main at errors.c:
+mpix-check:   rank $l called MPI_Ibcast; its check ran in MPI_Wait, called from main at errors.c:
 EOF2
         scenario "allreduce-vs-iallreduce-t$t" "$n" fail MPIX_CHECK_TIMEOUT=$t -- allreduce_iallreduce <<EOF2
 on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls

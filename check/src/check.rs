@@ -874,6 +874,7 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
                         .push("(the other rank's type could not be fetched)".into());
                 }
             }
+            r.details.extend(site_lines());
             r.emit(world);
         }
         if let Some((_, rt, true)) = remote {
@@ -889,6 +890,7 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
     let (summary, details) = group_lines(call, st, recs, f);
     let mut r = base_report(call, st, f.kind(), summary);
     r.details = details;
+    r.details.extend(site_lines());
     r.emit(world);
 }
 
@@ -1041,15 +1043,39 @@ fn tag(seq: u64, phase: Phase) -> c_int {
 /// disagreement the exact rules accept (`MPI_PACKED`) ends here with none.
 fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
     let _w = arm(call, st, Phase::Records);
-    let words = rec.to_words();
+    let mut words = rec.to_words().to_vec();
+    words.extend(site_words(&call_site()));
     let (me, n) = place(st);
-    let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Records), me, n, WORDS, |_| {
-        words.to_vec()
+    let per = WORDS + SITE_WORDS;
+    let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Records), me, n, per, |_| {
+        words.clone()
     }) {
         Ok(a) => a,
         Err(rc) => return exchange_failed(call, rc),
     };
-    let recs: Vec<Record> = all.chunks(WORDS).map(Record::from_words).collect();
+    let recs: Vec<Record> = all
+        .chunks(per)
+        .map(|c| Record::from_words(&c[..WORDS]))
+        .collect();
+    let lines: Vec<String> = all
+        .chunks(per)
+        .enumerate()
+        .map(|(i, c)| {
+            let name = Coll::from_code(recs[i].call)
+                .map(|(c, f)| c.name(f))
+                .unwrap_or_else(|| "an unknown call".into());
+            let site = site_text(&c[WORDS..]);
+            match site.split_once('\t') {
+                Some((entry, place)) if !entry.starts_with(&name) => format!(
+                    "{} called {name}; its check ran in {entry}, called from {place}",
+                    label(st, i)
+                ),
+                Some((_, place)) => format!("{} called {name} from {place}", label(st, i)),
+                None => format!("{} called {name} from {site}", label(st, i)),
+            }
+        })
+        .collect();
+    SITES.with(|s| *s.borrow_mut() = lines);
     if let Some(f) = evaluate(&recs) {
         report_finding(call, st, &recs, &f);
         settle(call, st);
@@ -1059,6 +1085,84 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
         return pairwise(call, st);
     }
     Ok(())
+}
+
+/// The words of a call site in the slow path's records (256 bytes).
+const SITE_WORDS: usize = 32;
+
+thread_local! {
+    /// Each rank's call site, as report lines, from the slow path's records.
+    static SITES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The report lines naming each rank's call site (the current slow path's).
+fn site_lines() -> Vec<String> {
+    SITES.with(|s| s.borrow().clone())
+}
+
+/// Where the program called the checked MPI function: the outermost
+/// `MPI_`/`PMPI_` frame of this thread's stack (the call the check runs in:
+/// for a nonblocking call's check, the Wait or Test that completed it) and
+/// the frame below it, symbolized ("MPI_Bcast\tmain at errors.c:42" with
+/// debug information, the function alone without). Slow path only: a
+/// correct call never captures a stack.
+fn call_site() -> String {
+    let text = std::backtrace::Backtrace::force_capture().to_string();
+    // Frames: "  N: symbol" then optionally "      at file:line:col".
+    let mut frames: Vec<(String, Option<String>)> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(loc) = t.strip_prefix("at ") {
+            if let Some(f) = frames.last_mut() {
+                if f.1.is_none() {
+                    f.1 = Some(loc.to_string());
+                }
+            }
+        } else if let Some((num, sym)) = t.split_once(": ") {
+            if num.chars().all(|c| c.is_ascii_digit()) {
+                frames.push((sym.to_string(), None));
+            }
+        }
+    }
+    let entry = frames
+        .iter()
+        .rposition(|(s, _)| s.starts_with("MPI_") || s.starts_with("PMPI_"));
+    let Some((sym, loc)) = entry.and_then(|i| frames.get(i + 1)) else {
+        return "an unknown place".into();
+    };
+    let entry = entry.map_or("", |i| frames[i].0.as_str());
+    let place = match loc {
+        Some(loc) => {
+            // file:line:col, the file without its directories.
+            let mut parts = loc.rsplitn(3, ':');
+            let (_col, line, file) = (parts.next(), parts.next(), parts.next());
+            match (file, line) {
+                (Some(f), Some(l)) => {
+                    let base = f.rsplit('/').next().unwrap_or(f);
+                    format!("{sym} at {base}:{l}")
+                }
+                _ => format!("{sym} at {loc}"),
+            }
+        }
+        None => sym.clone(),
+    };
+    format!("{entry}\t{place}")
+}
+
+fn site_words(site: &str) -> Vec<u64> {
+    let mut bytes = site.as_bytes().to_vec();
+    bytes.truncate(SITE_WORDS * 8 - 1);
+    bytes.resize(SITE_WORDS * 8, 0);
+    bytes
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
+}
+
+fn site_text(words: &[u64]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// Every rank has printed before any rank's error handler may end the job.
@@ -1178,6 +1282,7 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
                 .push("(the other rank's type could not be fetched)".into());
         }
     }
+    r.details.extend(site_lines());
     r.emit(mpi::world_rank());
 }
 
