@@ -26,7 +26,7 @@ fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -f "$2" ] && tail -n 20 "$2";
 
 [ -f "$lib" ] || { echo "no $lib: build with cargo build --release first"; exit 1; }
 for p in "${programs[@]}"; do
-    "$MPICC" -std=c99 -Wall -Wextra -Werror -o "$out/$p" "check/tests/c/$p.c" || exit 1
+    "$MPICC" -g -std=c99 -Wall -Wextra -Werror -o "$out/$p" "check/tests/c/$p.c" || exit 1
 done
 rm -f "$out"/*.json
 
@@ -65,13 +65,15 @@ scenario() {
 # correct program that prints "NAME: ..." result lines (one of them
 # "NAME: checksum ..."): the same exit status 0, no report, no more objects
 # left behind and the same result lines with the checker as without it.
+# correct_timeout (default 20) is the checked run's MPIX_CHECK_TIMEOUT.
 correct() {
     local name=$1 n=$2 program=$3; shift 3
-    local plain="$out/$name-plain-$n.log" checked="$out/$name-checked-$n.log" rc1 rc2
+    local t=${correct_timeout:-20}
+    local plain="$out/$name-plain-$n.log" checked="$out/$name-checked-t$t-$n.log" rc1 rc2
     timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/$program" "$@" >"$plain" 2>&1 </dev/null
     rc1=$?
     timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" "${checker_env[@]}" \
-        MPIX_CHECK_TIMEOUT=20 "$out/$program" "$@" >"$checked" 2>&1 </dev/null
+        MPIX_CHECK_TIMEOUT="$t" "$out/$program" "$@" >"$checked" 2>&1 </dev/null
     rc2=$?
     if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
         fail "$name -n $n: exit $rc1 without the checker, $rc2 with it" "$checked"
@@ -82,7 +84,7 @@ correct() {
     elif ! grep -q "^$name: checksum" "$checked" || ! diff <(grep "^$name:" "$plain") <(grep "^$name:" "$checked") >/dev/null; then
         fail "$name -n $n: results differ with the checker" "$checked"
     else
-        passed=$((passed + 1)); echo "ok   $name -n $n (no report, same results: $(grep "^$name: checksum" "$checked"))"
+        passed=$((passed + 1)); echo "ok   $name -n $n, MPIX_CHECK_TIMEOUT=$t (no report, same results: $(grep "^$name: checksum" "$checked"))"
         return 0
     fi
     return 1

@@ -26,24 +26,24 @@ mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do no
 mpix-check:   rank 0 sends (count, datatype) = 1 x MPI_INT: 1 element
 mpix-check:   rank $l receives (count, datatype) = 1 x MPI_FLOAT: at most 1 element
 mpix-check:   first difference at element 0 of the signatures:
-mpix-check:     rank 0 has MPI_INT at root MPI_INT
-mpix-check:     rank $l has MPI_FLOAT at root MPI_FLOAT
+mpix-check:     rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+mpix-check:     rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     scenario struct-order "$n" fail -- struct_order <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 3 (reported by rank $l of $n)
 mpix-check:   rank 0 sends (count, datatype) = 1 x a derived datatype (MPI_COMBINER_STRUCT): 2 elements
-mpix-check:     rank 0 has MPI_INT at root MPI_COMBINER_STRUCT member 0, copy 0 > MPI_INT
-mpix-check:     rank $l has MPI_DOUBLE at root MPI_COMBINER_STRUCT member 0, copy 0 > MPI_DOUBLE
+mpix-check:     rank 0 has MPI_INT at MPI_COMBINER_STRUCT member 0, copy 0 > MPI_INT
+mpix-check:     rank $l has MPI_DOUBLE at MPI_COMBINER_STRUCT member 0, copy 0 > MPI_DOUBLE
 EOF2
     scenario int-as-bytes "$n" fail -- int_bytes <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 0 (reported by rank $l of $n)
 mpix-check:   rank $l receives (count, datatype) = 4 x MPI_BYTE: at most 4 elements
-mpix-check:     rank 0 has MPI_INT at root MPI_INT
-mpix-check:     rank $l has MPI_BYTE at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_BYTE
+mpix-check:     rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+mpix-check:     rank $l has MPI_BYTE at element 0 of 4 x MPI_BYTE
 EOF2
     scenario wildcards "$n" fail -- wildcards <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #2 there: the type signatures do not match: the message from rank 0 with tag 1 (reported by rank $l of $n)
-mpix-check:     rank $l has MPI_FLOAT at root MPI_FLOAT
+mpix-check:     rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     scenario irecv-wait "$n" fail -- irecv_wait <<EOF2
 mpix-check: MPI_Irecv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 4 (reported by rank $l of $n)
@@ -55,21 +55,21 @@ mpix-check:   rank $l receives (count, datatype) = 6 x MPI_FLOAT: at most 6 elem
 EOF2
     scenario sendrecv "$n" fail -- sendrecv <<EOF2
 mpix-check: MPI_Sendrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 5 (reported by rank $l of $n)
-mpix-check:     rank $l has MPI_LONG at root MPI_LONG
+mpix-check:     rank $l has MPI_LONG at element 0 of 1 x MPI_LONG
 EOF2
     scenario persistent "$n" fail -- persistent <<EOF2
 mpix-check: MPI_Recv_init on MPI_COMM_WORLD, call #2 there: the type signatures do not match: the message from rank 0 with tag 6 (reported by rank $l of $n)
 mpix-check:   rank 0 sends (count, datatype) = 2 x MPI_SHORT: 2 elements
-mpix-check:     rank $l has MPI_INT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_INT
+mpix-check:     rank $l has MPI_INT at element 0 of 2 x MPI_INT
 EOF2
     scenario mprobe-mrecv "$n" fail -- mrecv <<EOF2
 mpix-check: MPI_Mrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 8 (reported by rank $l of $n)
-mpix-check:     rank $l has MPI_UNSIGNED at root MPI_UNSIGNED
+mpix-check:     rank $l has MPI_UNSIGNED at element 0 of 1 x MPI_UNSIGNED
 EOF2
     scenario huge-type-prefix "$n" fail -- huge <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 2 (reported by rank $l of $n)
 mpix-check:   rank $l receives (count, datatype) = 1 x a derived datatype (MPI_COMBINER_VECTOR): at most 1000000000 elements
-mpix-check:     rank $l has MPI_INT at root MPI_COMBINER_VECTOR block 0, element 0 > MPI_INT
+mpix-check:     rank $l has MPI_INT at MPI_COMBINER_VECTOR block 0, element 0 > MPI_INT
 EOF2
     scenario errors-return "$n" ok -- errors_return <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 11 (reported by rank $l of $n)
@@ -81,7 +81,7 @@ int f(void) { return MPI_Send_c(0, 0, MPI_INT, 0, 0, MPI_COMM_WORLD); }' | "$MPI
         scenario large-count "$n" fail -- large_count <<EOF2
 mpix-check: MPI_Recv_c on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 12 (reported by rank $l of $n)
 mpix-check:   rank 0 sends (count, datatype) = 3 x MPI_INT: 3 elements
-mpix-check:     rank $l has MPI_FLOAT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_FLOAT
+mpix-check:     rank $l has MPI_FLOAT at element 0 of 3 x MPI_FLOAT
 EOF2
         scenario isendrecv "$n" fail -- isendrecv <<EOF2
 mpix-check: MPI_Isendrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 13 (reported by rank $l of $n)
@@ -94,12 +94,12 @@ EOF2
 mpix-check: MPI_Recv on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the type signatures do not match: the message from remote group rank 0 with tag 21 (reported by rank 0 of $((n / 2)))
 mpix-check:   remote group rank 0 sends (count, datatype) = 1 x MPI_INT: 1 element
 mpix-check:   local group rank 0 receives (count, datatype) = 1 x MPI_FLOAT: at most 1 element
-mpix-check:     remote group rank 0 has MPI_INT at root MPI_INT
-mpix-check:     local group rank 0 has MPI_FLOAT at root MPI_FLOAT
+mpix-check:     remote group rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+mpix-check:     local group rank 0 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     scenario dist-graph "$n" fail -- dist_graph <<EOF2
 mpix-check: MPI_Recv on ring, call #1 there: the type signatures do not match: the message from rank 0 with tag 22 (reported by rank 1 of $n)
-mpix-check:     rank 1 has MPI_UNSIGNED at root MPI_UNSIGNED
+mpix-check:     rank 1 has MPI_UNSIGNED at element 0 of 1 x MPI_UNSIGNED
 EOF2
     scenario warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match

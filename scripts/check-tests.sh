@@ -31,8 +31,8 @@ mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the type signatures do n
 rank 0 (root) (count, datatype) = 1 x MPI_INT: 1 element, 4 bytes
 rank $l (count, datatype) = 4 x MPI_BYTE: 4 elements, 4 bytes
 first difference at element 0 of the signatures:
-rank 0 (root) has MPI_INT at root MPI_INT
-rank $l has MPI_BYTE at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_BYTE
+rank 0 (root) has MPI_INT at element 0 of 1 x MPI_INT
+rank $l has MPI_BYTE at element 0 of 4 x MPI_BYTE
 EOF2
     scenario paper4-root "$n" fail -- root <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
@@ -56,8 +56,8 @@ EOF2
     scenario struct-path "$n" fail -- struct <<EOF2
 the type signatures do not match (reported by rank $l of $n)
 first difference at element 1 of the signatures:
-rank 0 (root) has MPI_DOUBLE at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE
-rank $l has MPI_FLOAT at root MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_FLOAT
+rank 0 (root) has MPI_DOUBLE at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE
+rank $l has MPI_FLOAT at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_FLOAT
 EOF2
     scenario gather-count "$n" fail -- gather_count <<EOF2
 mpix-check: MPI_Gather on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
@@ -69,8 +69,8 @@ EOF2
 mpix-check: MPI_Alltoallv on MPI_COMM_WORLD, call #1 there: the type signatures of the data rank 0 sends to rank 1 do not match (reported by rank 1 of $n)
 rank 0 sends (sendcounts[1], sendtype) = 1 x MPI_INT: 1 element, 4 bytes
 rank 1 receives (recvcounts[0], recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
-rank 0 has MPI_INT at root MPI_INT
-rank 1 has MPI_FLOAT at root MPI_FLOAT
+rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+rank 1 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     scenario reduce-scatter-counts "$n" fail -- reduce_scatter <<EOF2
 mpix-check: MPI_Reduce_scatter on MPI_COMM_WORLD, call #1 there: the ranks passed different recvcounts
@@ -82,12 +82,35 @@ EOF2
 mpix-check: MPI_Ibcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
 mpix-check:   rank $l: root $l
 EOF2
+    # A blocking collective and its nonblocking form meet in one check
+    # (timeout on and off): reported at once as different calls.
+    if [ "$n" = 2 ]; then evens="rank 0"; odds="rank 1"; ones="rank 1"; else evens="ranks 0, 2"; odds="ranks 1, 3"; ones="ranks 1-3"; fi
+    for t in 3 0; do
+        # Each rank's call site (the programs are built with -g).
+        scenario "bcast-vs-ibcast-t$t" "$n" fail MPIX_CHECK_TIMEOUT=$t -- bcast_ibcast <<EOF2
+on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
+mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
+mpix-check:   rank $l: MPI_Ibcast (call #1 on this communicator)
+mpix-check:   rank 0 called MPI_Bcast from main at errors.c:
+mpix-check:   rank $l called MPI_Ibcast; its check ran in MPI_Wait, called from main at errors.c:
+EOF2
+        scenario "allreduce-vs-iallreduce-t$t" "$n" fail MPIX_CHECK_TIMEOUT=$t -- allreduce_iallreduce <<EOF2
+on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
+mpix-check:   $evens: MPI_Allreduce (call #1 on this communicator)
+mpix-check:   $odds: MPI_Iallreduce (call #1 on this communicator)
+EOF2
+        scenario "barrier-vs-ibarrier-t$t" "$n" fail MPIX_CHECK_TIMEOUT=$t -- barrier_ibarrier <<EOF2
+on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
+mpix-check:   rank 0: MPI_Ibarrier (call #1 on this communicator)
+mpix-check:   $ones: MPI_Barrier (call #1 on this communicator)
+EOF2
+    done
     scenario neighbor-pair "$n" fail -- neighbor <<EOF2
 mpix-check: MPI_Neighbor_alltoall on an unnamed communicator of $n ranks, call #1 there: the type signatures of the data rank 0 sends to rank $l do not match (reported by rank $l of $n)
 rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes
 rank $l receives (recvcount, recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
-rank 0 has MPI_INT at root MPI_INT
-rank $l has MPI_FLOAT at root MPI_FLOAT
+rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     scenario persistent-root "$n" fail -- persistent_root <<EOF2
 on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
@@ -109,7 +132,7 @@ EOF2
 mpix-check: MPI_File_set_view on the file "mpix-check-errors.tmp" opened on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
 rank 0 etype = 1 x MPI_INT: 1 element, 4 bytes
 rank $l etype = 1 x MPI_FLOAT: 1 element, 4 bytes
-rank $l has MPI_FLOAT at root MPI_FLOAT
+rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 rank $l: call returned
 EOF2
     # The timeouts name where each missing rank waits (the status channel).
@@ -137,8 +160,8 @@ EOF2
 mpix-check: MPI_Allgather on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the type signatures of the data remote group rank 0 sends to local group rank 0 do not match
 remote group rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes
 local group rank 0 receives (recvcount, recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
-remote group rank 0 has MPI_INT at root MPI_INT
-local group rank 0 has MPI_FLOAT at root MPI_FLOAT
+remote group rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+local group rank 0 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     if [ "$n" = 4 ]; then # one rank per group at -n 2: high cannot differ within a group
         scenario inter-merge-high "$n" fail -- inter_high <<EOF2
@@ -159,6 +182,9 @@ EOF2
 
     # The false-positive suite: no report, and the same results with and without the checker.
     correct correct "$n" correct
+    # The same with the timeout off (the checks' waits are MPI's blocking
+    # ones then, and nonblocking checks poll).
+    correct_timeout=0 correct correct "$n" correct
 done
 echo "mpix-check tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -552,18 +552,20 @@ pub fn difference_lines(
     }
     match diff {
         Ok(Some(d)) => {
+            let first_path = count_path(&d.first_path, first.1, a_owned);
+            let second_path = count_path(&d.second_path, second.1, b_owned);
             let fields = vec![
                 ("element", d.index.to_string()),
                 ("first_type", json_str(&d.first)),
                 ("second_type", json_str(&d.second)),
-                ("first_path", json_str(&d.first_path)),
-                ("second_path", json_str(&d.second_path)),
+                ("first_path", json_str(&first_path)),
+                ("second_path", json_str(&second_path)),
             ];
             (
                 vec![
                     format!("first difference at element {} of the signatures:", d.index),
-                    format!("  {} has {} at {}", first.0, d.first, d.first_path),
-                    format!("  {} has {} at {}", second.0, d.second, d.second_path),
+                    format!("  {} has {} at {}", first.0, d.first, first_path),
+                    format!("  {} has {} at {}", second.0, d.second, second_path),
                 ],
                 fields,
             )
@@ -579,6 +581,38 @@ pub fn difference_lines(
             vec![format!("the signatures could not be compared: {e}")],
             vec![],
         ),
+    }
+}
+
+/// A path the library located in `count` copies of a type (`wrapped`: the
+/// copies were made one contiguous type for the comparison) in the
+/// argument's own terms: the copy of the count, then the path inside the
+/// type from its top level; no synthetic contiguous level, and no "root"
+/// (a collective's root is a rank). "element 3 of 4 x MPI_BYTE", "copy 1
+/// of 2 x the type > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE",
+/// "MPI_COMBINER_VECTOR block 2, element 0 > MPI_INT" (a count of 1).
+fn count_path(path: &str, count: i64, wrapped: bool) -> String {
+    let inner = path.strip_prefix("root ").unwrap_or(path);
+    let (copy, inner) = if wrapped {
+        match inner
+            .strip_prefix("MPI_COMBINER_CONTIGUOUS copy ")
+            .and_then(|r| r.split_once(" > "))
+        {
+            Some((k, rest)) => (k.to_string(), rest),
+            None => return inner.to_string(),
+        }
+    } else {
+        ("0".to_string(), inner)
+    };
+    if inner.contains(" > ") || inner.starts_with("MPI_COMBINER_") {
+        if wrapped {
+            format!("copy {copy} of {count} x the type > {inner}")
+        } else {
+            inner.to_string()
+        }
+    } else {
+        // A predefined type: its copies are the count's elements.
+        format!("element {copy} of {count} x {inner}")
     }
 }
 
@@ -840,6 +874,7 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
                         .push("(the other rank's type could not be fetched)".into());
                 }
             }
+            r.details.extend(site_lines());
             r.emit(world);
         }
         if let Some((_, rt, true)) = remote {
@@ -855,6 +890,7 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
     let (summary, details) = group_lines(call, st, recs, f);
     let mut r = base_report(call, st, f.kind(), summary);
     r.details = details;
+    r.details.extend(site_lines());
     r.emit(world);
 }
 
@@ -1007,15 +1043,39 @@ fn tag(seq: u64, phase: Phase) -> c_int {
 /// disagreement the exact rules accept (`MPI_PACKED`) ends here with none.
 fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
     let _w = arm(call, st, Phase::Records);
-    let words = rec.to_words();
+    let mut words = rec.to_words().to_vec();
+    words.extend(site_words(&call_site()));
     let (me, n) = place(st);
-    let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Records), me, n, WORDS, |_| {
-        words.to_vec()
+    let per = WORDS + SITE_WORDS;
+    let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Records), me, n, per, |_| {
+        words.clone()
     }) {
         Ok(a) => a,
         Err(rc) => return exchange_failed(call, rc),
     };
-    let recs: Vec<Record> = all.chunks(WORDS).map(Record::from_words).collect();
+    let recs: Vec<Record> = all
+        .chunks(per)
+        .map(|c| Record::from_words(&c[..WORDS]))
+        .collect();
+    let lines: Vec<String> = all
+        .chunks(per)
+        .enumerate()
+        .map(|(i, c)| {
+            let name = Coll::from_code(recs[i].call)
+                .map(|(c, f)| c.name(f))
+                .unwrap_or_else(|| "an unknown call".into());
+            let site = site_text(&c[WORDS..]);
+            match site.split_once('\t') {
+                Some((entry, place)) if !entry.starts_with(&name) => format!(
+                    "{} called {name}; its check ran in {entry}, called from {place}",
+                    label(st, i)
+                ),
+                Some((_, place)) => format!("{} called {name} from {place}", label(st, i)),
+                None => format!("{} called {name} from {site}", label(st, i)),
+            }
+        })
+        .collect();
+    SITES.with(|s| *s.borrow_mut() = lines);
     if let Some(f) = evaluate(&recs) {
         report_finding(call, st, &recs, &f);
         settle(call, st);
@@ -1025,6 +1085,84 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
         return pairwise(call, st);
     }
     Ok(())
+}
+
+/// The words of a call site in the slow path's records (256 bytes).
+const SITE_WORDS: usize = 32;
+
+thread_local! {
+    /// Each rank's call site, as report lines, from the slow path's records.
+    static SITES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The report lines naming each rank's call site (the current slow path's).
+fn site_lines() -> Vec<String> {
+    SITES.with(|s| s.borrow().clone())
+}
+
+/// Where the program called the checked MPI function: the outermost
+/// `MPI_`/`PMPI_` frame of this thread's stack (the call the check runs in:
+/// for a nonblocking call's check, the Wait or Test that completed it) and
+/// the frame below it, symbolized ("MPI_Bcast\tmain at errors.c:42" with
+/// debug information, the function alone without). Slow path only: a
+/// correct call never captures a stack.
+fn call_site() -> String {
+    let text = std::backtrace::Backtrace::force_capture().to_string();
+    // Frames: "  N: symbol" then optionally "      at file:line:col".
+    let mut frames: Vec<(String, Option<String>)> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(loc) = t.strip_prefix("at ") {
+            if let Some(f) = frames.last_mut() {
+                if f.1.is_none() {
+                    f.1 = Some(loc.to_string());
+                }
+            }
+        } else if let Some((num, sym)) = t.split_once(": ") {
+            if num.chars().all(|c| c.is_ascii_digit()) {
+                frames.push((sym.to_string(), None));
+            }
+        }
+    }
+    let entry = frames
+        .iter()
+        .rposition(|(s, _)| s.starts_with("MPI_") || s.starts_with("PMPI_"));
+    let Some((sym, loc)) = entry.and_then(|i| frames.get(i + 1)) else {
+        return "an unknown place".into();
+    };
+    let entry = entry.map_or("", |i| frames[i].0.as_str());
+    let place = match loc {
+        Some(loc) => {
+            // file:line:col, the file without its directories.
+            let mut parts = loc.rsplitn(3, ':');
+            let (_col, line, file) = (parts.next(), parts.next(), parts.next());
+            match (file, line) {
+                (Some(f), Some(l)) => {
+                    let base = f.rsplit('/').next().unwrap_or(f);
+                    format!("{sym} at {base}:{l}")
+                }
+                _ => format!("{sym} at {loc}"),
+            }
+        }
+        None => sym.clone(),
+    };
+    format!("{entry}\t{place}")
+}
+
+fn site_words(site: &str) -> Vec<u64> {
+    let mut bytes = site.as_bytes().to_vec();
+    bytes.truncate(SITE_WORDS * 8 - 1);
+    bytes.resize(SITE_WORDS * 8, 0);
+    bytes
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
+}
+
+fn site_text(words: &[u64]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// Every rank has printed before any rank's error handler may end the job.
@@ -1144,11 +1282,13 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
                 .push("(the other rank's type could not be fetched)".into());
         }
     }
+    r.details.extend(site_lines());
     r.emit(mpi::world_rank());
 }
 
-/// A nonblocking call's check in flight: its reduction and the record the
-/// slow path needs if the reduction disagrees.
+/// A nonblocking call's check in flight: its reduction, its part in the
+/// blocking checks' messages (`mpi::post_digest_shape`), and the record
+/// the slow path needs if the reduction disagrees.
 pub struct Pending {
     call: Call,
     st: *mut State,
@@ -1157,6 +1297,9 @@ pub struct Pending {
     mine: Box<Digest>,
     reduced: Box<Digest>,
     req: MPI_Request,
+    /// The digests the blocking checks' partners send (unread).
+    got: Vec<Digest>,
+    shape: Vec<MPI_Request>,
 }
 
 // SAFETY: a Pending is used by one thread at a time (under the map's lock
@@ -1191,20 +1334,64 @@ pub fn start(mut call: Call) -> Option<Box<Pending>> {
         seq: st.seq,
         rec,
         req: mpi::request_null(),
+        got: Vec::new(),
+        shape: Vec::new(),
     });
     let Pending {
-        mine, reduced, req, ..
+        mine,
+        reduced,
+        req,
+        got,
+        shape,
+        ..
     } = &mut *p;
-    // SAFETY: both digests are boxed (heap, never moved) and live until
-    // the request completes in `complete`.
-    match unsafe { mpi::iallreduce_digest(st.dup, mine, reduced) } {
-        Ok(r) => *req = r,
+    // SAFETY: the digests are boxed and `got`'s buffer is on the heap
+    // (never moved, never resized again), and all live until the requests
+    // complete in `complete`.
+    match unsafe { mpi::post_digest_shape(st.dup, place(st), mine, got) } {
+        Ok(r) => *shape = r,
         Err(rc) => {
             let _ = exchange_failed(&p.call, rc);
             return None;
         }
     }
+    // SAFETY: as above.
+    match unsafe { mpi::iallreduce_digest(st.dup, mine, reduced) } {
+        Ok(r) => *req = r,
+        Err(rc) => {
+            let _ = mpi::wait_requests(shape);
+            let _ = exchange_failed(&p.call, rc);
+            return None;
+        }
+    }
     Some(p)
+}
+
+/// How far a nonblocking call's check has come.
+enum Progress {
+    Waiting,
+    /// The reduction and the messages completed.
+    Reduced,
+    /// Another rank took the slow path for this check: a rank whose check
+    /// is blocking (it met this rank's messages, not the reduction, which
+    /// then never completes), or one whose reduction completed first.
+    Joined,
+}
+
+/// One look at a nonblocking check: its requests, then whether another
+/// rank's slow path has begun for it.
+fn progress(p: &mut Pending, dup: MPI_Comm) -> Result<Progress, c_int> {
+    if mpi::test_request(&mut p.req)? {
+        mpi::wait_requests(&mut p.shape)?;
+        return Ok(Progress::Reduced);
+    }
+    if mpi::probe_tag(dup, tag(p.seq, Phase::Records))? {
+        // The messages of every rank are posted by now (the blocking
+        // checks' have all been sent when those ranks left the doubling).
+        mpi::wait_requests(&mut p.shape)?;
+        return Ok(Progress::Joined);
+    }
+    Ok(Progress::Waiting)
 }
 
 /// Keeps a started check under the user's request.
@@ -1247,17 +1434,31 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
     };
     let done = if block {
         let _w = arm(&p.call, &view, Phase::Arguments);
-        mpi::wait_request(&mut p.req).map(|_| true)
+        let mut out = Progress::Waiting;
+        watchdog::poll(|| {
+            out = progress(&mut p, st.dup)?;
+            Ok(!matches!(out, Progress::Waiting))
+        })
+        .map(|_| out)
     } else {
-        mpi::test_request(&mut p.req)
+        progress(&mut p, st.dup)
     };
     match done {
         Err(rc) => exchange_failed(&p.call, rc).map(|_| true),
-        Ok(false) => {
+        Ok(Progress::Waiting) => {
             attach(request, p);
             Ok(false)
         }
-        Ok(true) if digest::consistent(&p.reduced) => Ok(true),
-        Ok(true) => slow(&p.call, &view, &p.rec).map(|_| true),
+        Ok(Progress::Reduced) if digest::consistent(&p.reduced) => Ok(true),
+        Ok(Progress::Reduced) => slow(&p.call, &view, &p.rec).map(|_| true),
+        Ok(Progress::Joined) => {
+            // The reduction may never complete: its buffers stay.
+            Box::leak(std::mem::replace(&mut p.mine, Box::new([0; digest::WORDS])));
+            Box::leak(std::mem::replace(
+                &mut p.reduced,
+                Box::new([0; digest::WORDS]),
+            ));
+            slow(&p.call, &view, &p.rec).map(|_| true)
+        }
     }
 }

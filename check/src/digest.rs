@@ -185,6 +185,17 @@ pub fn combine(input: &Digest, acc: &mut Digest) {
     acc[AND_WORDS] = acc[AND_WORDS].wrapping_add(input[AND_WORDS]);
 }
 
+/// Folds a rank's own equality words into a result it was handed (the
+/// last step of the doubling on a folded rank): a no-op on a true
+/// reduction, which already holds them; it makes the verdict "not
+/// consistent" when the result came from a rank whose check is of the
+/// other kind (see `mpi::digest_shape`) and differs from this one.
+pub fn and_in(own: &Digest, acc: &mut Digest) {
+    for i in 0..AND_WORDS {
+        acc[i] &= own[i];
+    }
+}
+
 /// The verdict on the reduced digest: true when every rank's call is
 /// consistent with every other's (no further exchange needed).
 pub fn consistent(r: &Digest) -> bool {

@@ -801,34 +801,22 @@ unsafe extern "C" fn combine_digests(
     }
 }
 
-/// The fast path's one reduction: every rank's digest reduced. When waits
-/// are watched it is this checker's own recursive doubling over
-/// point-to-point messages on the private communicator, polled (so that a
-/// timeout can end it; a polled `MPI_Iallreduce` costs several times a
-/// blocking reduction on Open MPI); otherwise one blocking `MPI_Allreduce`.
+/// The fast path's one reduction: every rank's digest reduced, by this
+/// checker's own recursive doubling over point-to-point messages on the
+/// private communicator. Polled when waits are watched (so that a timeout
+/// can end it; a polled `MPI_Iallreduce` costs several times a blocking
+/// reduction on Open MPI), MPI's blocking waits otherwise. Not MPI's
+/// `MPI_Allreduce`: a nonblocking call's check (`post_digest_shape`) sends
+/// the same messages, so that a blocking check on some ranks and a
+/// nonblocking one on others meet and see that they differ (MPI never
+/// matches a blocking collective with a nonblocking one).
 /// `place` is this rank's rank and the size of `dup`.
 pub fn allreduce_digest(
     dup: MPI_Comm,
     place: (usize, usize),
     mine: &digest::Digest,
 ) -> Result<digest::Digest, c_int> {
-    if watched() {
-        return doubling(dup, place.0, place.1, mine);
-    }
-    let (t, op) = digest_type_op()?;
-    let mut out = [0u64; digest::WORDS];
-    // SAFETY: both buffers hold one digest.
-    ok(unsafe {
-        PMPI_Allreduce(
-            mine.as_ptr() as *const c_void,
-            out.as_mut_ptr() as *mut c_void,
-            1,
-            t,
-            op,
-            dup,
-        )
-    })?;
-    Ok(out)
+    doubling(dup, place.0, place.1, mine)
 }
 
 /// The fast path's tag (the checks' other tags stay below 30002).
@@ -883,9 +871,138 @@ fn doubling(
             swap(dup, me - 1, Some(&acc), false)?;
         } else {
             acc = swap(dup, me + 1, None, true)?;
+            // From a nonblocking check's rank this is that rank's own
+            // digest, which need not hold this one's.
+            digest::and_in(mine, &mut acc);
         }
     }
     Ok(acc)
+}
+
+/// The doubling's partners of rank `me` of `n`: the ranks it sends to and
+/// the ranks it receives from, one message each per check.
+fn doubling_partners(me: usize, n: usize) -> (Vec<usize>, Vec<usize>) {
+    let (mut to, mut from) = (Vec::new(), Vec::new());
+    if n <= 1 {
+        return (to, from);
+    }
+    let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    let rem = n - p;
+    let folded = me < 2 * rem;
+    if folded && me % 2 == 0 {
+        to.push(me + 1);
+        from.push(me + 1);
+        return (to, from);
+    }
+    if folded {
+        from.push(me - 1);
+        to.push(me - 1);
+    }
+    let nr = if folded { me / 2 } else { me - rem };
+    let mut mask = 1;
+    while mask < p {
+        let pn = nr ^ mask;
+        let partner = if pn < rem { 2 * pn + 1 } else { pn + rem };
+        to.push(partner);
+        from.push(partner);
+        mask <<= 1;
+    }
+    (to, from)
+}
+
+/// A nonblocking call's part in the doubling's messages (see
+/// `allreduce_digest`), all posted at once: this rank's own digest to each
+/// rank the doubling sends to, and a receive from each rank it receives
+/// from into `got` (resized here; it must stay unmoved, like `mine`,
+/// until the requests complete). The contents received are not used when
+/// every rank's check is nonblocking (`MPI_Iallreduce` reduces the
+/// digests then); they exist so that a rank in a blocking check finds
+/// this rank's digest where it waits for its partner's.
+///
+/// # Safety
+/// `mine` and `got`'s buffer stay alive and unmoved until the requests
+/// complete.
+pub unsafe fn post_digest_shape(
+    dup: MPI_Comm,
+    place: (usize, usize),
+    mine: &digest::Digest,
+    got: &mut Vec<digest::Digest>,
+) -> Result<Vec<MPI_Request>, c_int> {
+    let (to, from) = doubling_partners(place.0, place.1);
+    *got = vec![[0u64; digest::WORDS]; from.len()];
+    let mut reqs = Vec::with_capacity(to.len() + from.len());
+    let n = (digest::WORDS * 8) as c_int;
+    for (k, &peer) in from.iter().enumerate() {
+        let mut r = request_null();
+        // SAFETY: the caller keeps `got` alive and unmoved.
+        let rc = unsafe {
+            PMPI_Irecv(
+                got[k].as_mut_ptr() as *mut c_void,
+                n,
+                byte(),
+                peer as c_int,
+                TAG_DIGEST,
+                dup,
+                &mut r,
+            )
+        };
+        if rc != 0 {
+            wait_all(&mut reqs);
+            return Err(rc);
+        }
+        reqs.push(r);
+    }
+    for &peer in &to {
+        let mut r = request_null();
+        // SAFETY: the caller keeps `mine` alive and unmoved.
+        let rc = unsafe {
+            PMPI_Isend(
+                mine.as_ptr() as *const c_void,
+                n,
+                byte(),
+                peer as c_int,
+                TAG_DIGEST,
+                dup,
+                &mut r,
+            )
+        };
+        if rc != 0 {
+            wait_all(&mut reqs);
+            return Err(rc);
+        }
+        reqs.push(r);
+    }
+    Ok(reqs)
+}
+
+/// Tests the checker's requests: true when all completed.
+pub fn test_all(reqs: &mut [MPI_Request]) -> Result<bool, c_int> {
+    let mut flag: c_int = 0;
+    // SAFETY: the checker's own requests, active or null.
+    ok(unsafe {
+        PMPI_Testall(
+            reqs.len() as c_int,
+            reqs.as_mut_ptr(),
+            &mut flag,
+            RSMPI_STATUSES_IGNORE,
+        )
+    })?;
+    Ok(flag != 0)
+}
+
+/// Waits for the checker's requests (polled when waits are watched).
+pub fn wait_requests(reqs: &mut [MPI_Request]) -> Result<(), c_int> {
+    ok(wait_all(reqs))
+}
+
+/// Whether a message with `tag` from any rank waits on `dup`.
+pub fn probe_tag(dup: MPI_Comm, tag: c_int) -> Result<bool, c_int> {
+    let mut flag: c_int = 0;
+    // SAFETY: MPI_Status is plain data; probes the checker's duplicate.
+    let mut status: MPI_Status = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    ok(unsafe { PMPI_Iprobe(RSMPI_ANY_SOURCE, tag, dup, &mut flag, &mut status) })?;
+    Ok(flag != 0)
 }
 
 /// Sends `send` to and/or receives a digest from `peer`, polled.
@@ -955,15 +1072,6 @@ pub unsafe fn iallreduce_digest(
         )
     })?;
     Ok(req)
-}
-
-/// Waits for one of the checker's requests (polled: see `watchdog::poll`).
-pub fn wait_request(req: &mut MPI_Request) -> Result<(), c_int> {
-    if !watched() {
-        // SAFETY: the checker's own request.
-        return ok(unsafe { PMPI_Wait(req, RSMPI_STATUS_IGNORE) });
-    }
-    watchdog::poll(|| test_request(req))
 }
 
 /// Whether waits are watched (`MPIX_CHECK_TIMEOUT` is not 0): then they

@@ -78,6 +78,36 @@ int main(int argc, char **argv) {
         MPI_Request r;
         MPI_Ibcast(buf, 1, MPI_INT, last ? rank : 0, MPI_COMM_WORLD, &r);
         rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else if (!strcmp(s, "bcast_ibcast")) {
+        /* A blocking collective never matches its nonblocking form: the
+         * last rank calls MPI_Ibcast, the others MPI_Bcast. */
+        if (last) {
+            MPI_Request r;
+            MPI_Ibcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
+            rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else {
+            rc = MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        }
+    } else if (!strcmp(s, "allreduce_iallreduce")) {
+        /* The odd ranks call MPI_Iallreduce (tested in a loop), the even
+         * ones MPI_Allreduce. */
+        if (rank % 2) {
+            MPI_Request r;
+            int flag = 0;
+            MPI_Iallreduce(buf, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+            while (!flag && rc == MPI_SUCCESS) rc = MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        } else {
+            rc = MPI_Allreduce(buf, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        }
+    } else if (!strcmp(s, "barrier_ibarrier")) {
+        /* Rank 0 calls MPI_Ibarrier, the others MPI_Barrier. */
+        if (rank == 0) {
+            MPI_Request r;
+            MPI_Ibarrier(MPI_COMM_WORLD, &r);
+            rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else {
+            rc = MPI_Barrier(MPI_COMM_WORLD);
+        }
     } else if (!strcmp(s, "two_comms")) { /* the paper's section 5 example */
         MPI_Comm c1, c2;
         MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &c1);
