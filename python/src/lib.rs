@@ -17,9 +17,9 @@ use mpix_marshal::testing::capi as c;
 use mpix_marshal::testing::mpi::{MPI_Aint, MPI_Count, MPI_Status};
 use mpix_marshal::{Comm, Datatype};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::intern;
 use pyo3::types::{PyBytes, PyType};
 use std::cell::RefCell;
 use std::ffi::CString;
@@ -153,7 +153,11 @@ fn _set_error_class(py: Python<'_>, cls: Bound<'_, PyType>) -> PyResult<()> {
 /// The stream of `dtype` in the representation `rep`.
 #[pyfunction]
 #[pyo3(signature = (dtype, rep = "external"))]
-fn marshal<'py>(py: Python<'py>, dtype: &Bound<'py, PyAny>, rep: &str) -> PyResult<Bound<'py, PyBytes>> {
+fn marshal<'py>(
+    py: Python<'py>,
+    dtype: &Bound<'py, PyAny>,
+    rep: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
     let t = datatype(dtype)?;
     with_rep(rep, |r| {
         SCRATCH.with(|s| {
@@ -161,7 +165,13 @@ fn marshal<'py>(py: Python<'py>, dtype: &Bound<'py, PyAny>, rep: &str) -> PyResu
             let mut n: MPI_Aint = 0;
             // SAFETY: r is a C string, buf has buf.len() writable bytes.
             let rc = unsafe {
-                c::MPIX_Type_marshal(r, t, buf.as_mut_ptr().cast::<c_void>(), buf.len() as MPI_Aint, &mut n)
+                c::MPIX_Type_marshal(
+                    r,
+                    t,
+                    buf.as_mut_ptr().cast::<c_void>(),
+                    buf.len() as MPI_Aint,
+                    &mut n,
+                )
             };
             if rc == 0 {
                 return Ok(PyBytes::new(py, &buf[..n as usize]));
@@ -215,7 +225,12 @@ fn unmarshal(py: Python<'_>, data: &Bound<'_, PyAny>, rep: &str) -> PyResult<Py<
         with_rep(rep, |r| {
             // SAFETY: r is a C string, bytes is readable, t writable.
             check(py, unsafe {
-                c::MPIX_Type_unmarshal(r, bytes.as_ptr().cast::<c_void>(), bytes.len() as MPI_Aint, &mut t)
+                c::MPIX_Type_unmarshal(
+                    r,
+                    bytes.as_ptr().cast::<c_void>(),
+                    bytes.len() as MPI_Aint,
+                    &mut t,
+                )
             })
         })?;
     } else {
@@ -225,7 +240,12 @@ fn unmarshal(py: Python<'_>, data: &Bound<'_, PyAny>, rep: &str) -> PyResult<Py<
         with_rep(rep, |r| {
             // SAFETY: as above.
             check(py, unsafe {
-                c::MPIX_Type_unmarshal(r, bytes.as_ptr().cast::<c_void>(), bytes.len() as MPI_Aint, &mut t)
+                c::MPIX_Type_unmarshal(
+                    r,
+                    bytes.as_ptr().cast::<c_void>(),
+                    bytes.len() as MPI_Aint,
+                    &mut t,
+                )
             })
         })?;
     }
@@ -243,7 +263,12 @@ fn marshaled_signature_hash(py: Python<'_>, data: &[u8], rep: &str) -> PyResult<
     with_rep(rep, |r| {
         // SAFETY: r is a C string, data is readable, h writable.
         check(py, unsafe {
-            c::MPIX_Type_marshaled_signature_hash(r, data.as_ptr().cast::<c_void>(), data.len() as MPI_Aint, &mut h)
+            c::MPIX_Type_marshaled_signature_hash(
+                r,
+                data.as_ptr().cast::<c_void>(),
+                data.len() as MPI_Aint,
+                &mut h,
+            )
         })
     })?;
     Ok(h)
@@ -256,13 +281,25 @@ fn marshaled_signature_hash(py: Python<'_>, data: &[u8], rep: &str) -> PyResult<
 /// differ; `explanation` describes the first difference ("" when equal).
 #[pyfunction]
 #[pyo3(signature = (a, b, level = 5))]
-fn compare(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, level: c_int) -> PyResult<(c_int, String)> {
+fn compare(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    level: c_int,
+) -> PyResult<(c_int, String)> {
     let (ta, tb) = (datatype(a)?, datatype(b)?);
     let mut result: c_int = 0;
     let mut text = [0u8; 1024];
     // SAFETY: result is writable, text has text.len() writable bytes.
     check(py, unsafe {
-        c::MPIX_Type_compare(ta, tb, level, &mut result, text.as_mut_ptr().cast::<c_char>(), text.len() as c_int)
+        c::MPIX_Type_compare(
+            ta,
+            tb,
+            level,
+            &mut result,
+            text.as_mut_ptr().cast::<c_char>(),
+            text.len() as c_int,
+        )
     })?;
     let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
     Ok((result, String::from_utf8_lossy(&text[..end]).into_owned()))
@@ -284,7 +321,12 @@ fn signature_count(py: Python<'_>, dtype: &Bound<'_, PyAny>) -> PyResult<i64> {
 /// family `kind` (a `HASH_*` constant).
 #[pyfunction]
 #[pyo3(signature = (dtype, count = 1, kind = 7))]
-fn signature_hash(py: Python<'_>, dtype: &Bound<'_, PyAny>, count: i64, kind: c_int) -> PyResult<u64> {
+fn signature_hash(
+    py: Python<'_>,
+    dtype: &Bound<'_, PyAny>,
+    count: i64,
+    kind: c_int,
+) -> PyResult<u64> {
     let t = datatype(dtype)?;
     let mut h: u64 = 0;
     if count == 1 {
@@ -299,7 +341,13 @@ fn signature_hash(py: Python<'_>, dtype: &Bound<'_, PyAny>, count: i64, kind: c_
             .ok_or_else(|| PyValueError::new_err("count × the signature's length overflows"))?;
         // SAFETY: h points to a writable u64.
         check(py, unsafe {
-            c::MPIX_Type_signature_prefix_hash(t, count as MPI_Count, total as MPI_Count, kind, &mut h)
+            c::MPIX_Type_signature_prefix_hash(
+                t,
+                count as MPI_Count,
+                total as MPI_Count,
+                kind,
+                &mut h,
+            )
         })?;
     }
     Ok(h)
@@ -310,7 +358,13 @@ fn signature_hash(py: Python<'_>, dtype: &Bound<'_, PyAny>, count: i64, kind: c_
 /// The hash of the first `n` basic elements of `count` consecutive `dtype`s.
 #[pyfunction]
 #[pyo3(signature = (dtype, count, n, kind = 7))]
-fn signature_prefix_hash(py: Python<'_>, dtype: &Bound<'_, PyAny>, count: i64, n: i64, kind: c_int) -> PyResult<u64> {
+fn signature_prefix_hash(
+    py: Python<'_>,
+    dtype: &Bound<'_, PyAny>,
+    count: i64,
+    n: i64,
+    kind: c_int,
+) -> PyResult<u64> {
     let t = datatype(dtype)?;
     let mut h: u64 = 0;
     // SAFETY: h points to a writable u64.
@@ -335,7 +389,13 @@ fn error_kind(code: c_int) -> c_int {
 /// description the first time, a 16-byte reference afterwards.
 #[pyfunction]
 #[pyo3(signature = (comm, dtype, dest, tag = 0))]
-fn send_type(py: Python<'_>, comm: &Bound<'_, PyAny>, dtype: &Bound<'_, PyAny>, dest: c_int, tag: c_int) -> PyResult<()> {
+fn send_type(
+    py: Python<'_>,
+    comm: &Bound<'_, PyAny>,
+    dtype: &Bound<'_, PyAny>,
+    dest: c_int,
+    tag: c_int,
+) -> PyResult<()> {
     let (c_, t) = (self::comm(comm)?, datatype(dtype)?);
     let (cb, tb) = (to_bits(c_), to_bits(t));
     // The GIL is let go while MPI blocks (another thread may run Python).
@@ -363,7 +423,11 @@ fn recv_type(
     let cb = to_bits(self::comm(comm)?);
     // mpi4py's MPI._addressof(status) is the address of its MPI_Status.
     let sp: u64 = match status {
-        Some(s) => py.import("mpi4py.MPI")?.getattr("_addressof")?.call1((s,))?.extract()?,
+        Some(s) => py
+            .import("mpi4py.MPI")?
+            .getattr("_addressof")?
+            .call1((s,))?
+            .extract()?,
         None => 0,
     };
     let (rc, tb) = py.detach(move || {
@@ -371,7 +435,13 @@ fn recv_type(
         let rc = unsafe {
             // SAFETY: t is writable; sp is NULL (MPI_STATUS_IGNORE to the
             // library) or the address of mpi4py's MPI_Status.
-            c::MPIX_Type_recv(&mut t, source, tag, from_bits(cb), sp as usize as *mut MPI_Status)
+            c::MPIX_Type_recv(
+                &mut t,
+                source,
+                tag,
+                from_bits(cb),
+                sp as usize as *mut MPI_Status,
+            )
         };
         (rc, to_bits(t))
     });
@@ -431,7 +501,9 @@ fn exchange_setup(py: Python<'_>, comm: &Bound<'_, PyAny>) -> PyResult<()> {
 fn version(py: Python<'_>) -> PyResult<(c_int, c_int, c_int)> {
     let (mut a, mut b, mut d) = (0, 0, 0);
     // SAFETY: the three point to writable ints.
-    check(py, unsafe { c::MPIX_Marshal_get_version(&mut a, &mut b, &mut d) })?;
+    check(py, unsafe {
+        c::MPIX_Marshal_get_version(&mut a, &mut b, &mut d)
+    })?;
     Ok((a, b, d))
 }
 
@@ -453,7 +525,13 @@ fn _c_marshal_loop(py: Python<'_>, dtype: &Bound<'_, PyAny>, rep: &str, n: usize
         let mut w: MPI_Aint = 0;
         // SAFETY: r is a C string, buf has buf.len() writable bytes.
         check(py, unsafe {
-            c::MPIX_Type_marshal(r.as_ptr(), t, buf.as_mut_ptr().cast::<c_void>(), buf.len() as MPI_Aint, &mut w)
+            c::MPIX_Type_marshal(
+                r.as_ptr(),
+                t,
+                buf.as_mut_ptr().cast::<c_void>(),
+                buf.len() as MPI_Aint,
+                &mut w,
+            )
         })?;
         std::hint::black_box(w);
     }
@@ -470,7 +548,12 @@ fn _c_unmarshal_loop(py: Python<'_>, data: &[u8], rep: &str, n: usize) -> PyResu
         let mut t: Datatype = from_bits(0);
         // SAFETY: r is a C string, data is readable, t writable.
         check(py, unsafe {
-            c::MPIX_Type_unmarshal(r.as_ptr(), data.as_ptr().cast::<c_void>(), data.len() as MPI_Aint, &mut t)
+            c::MPIX_Type_unmarshal(
+                r.as_ptr(),
+                data.as_ptr().cast::<c_void>(),
+                data.len() as MPI_Aint,
+                &mut t,
+            )
         })?;
         if mpix_marshal::testing::mpi::is_derived(t) {
             let _ = mpix_marshal::testing::mpi::free(t);
