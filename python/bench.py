@@ -65,34 +65,33 @@ def struct_100():
                                       [pool[i % 5] for i in range(n)])
 
 
-def per_call(f, seconds):
-    """Seconds per call of f(), the best of 5 rounds of about seconds/5."""
+def calibrate(f, target=0.005):
+    """Calls of f() that take about `target` seconds."""
     n = 1
     while True:
         t = time.perf_counter()
         for _ in range(n):
             f()
         dt = time.perf_counter() - t
-        if dt > 0.02:
-            break
+        if dt > target / 4:
+            return max(1, int(n * target / dt))
         n *= 4
-    n = max(1, int(n * (seconds / 5) / dt))
-    best = float("inf")
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(n):
-            f()
-        best = min(best, (time.perf_counter() - t) / n)
-    return best
 
 
-def c_per_call(loop, arg, seconds):
-    n = 1000
-    while loop(arg, "external", n) < 0.02:
-        n *= 4
-    best = float("inf")
-    for _ in range(5):
-        best = min(best, loop(arg, "external", n) / n)
+def measure(cases, seconds):
+    """Seconds per call of each case: {key: (f, per)} where f() does `per`
+    calls. Rounds go over every case in turn (a busy machine slows them
+    alike) and each keeps its best round."""
+    counts = {k: calibrate(f) for k, (f, _) in cases.items()}
+    best = {k: float("inf") for k in cases}
+    rounds = max(5, int(seconds / (0.005 * len(cases))))
+    for _ in range(rounds):
+        for k, (f, per) in cases.items():
+            n = counts[k]
+            t = time.perf_counter()
+            for _ in range(n):
+                f()
+            best[k] = min(best[k], (time.perf_counter() - t) / (n * per))
     return best
 
 
@@ -119,36 +118,42 @@ def main():
     ]
     print(f"mpix_marshal {'.'.join(map(str, mm.version()))} ({mm._native._built_for}), "
           f"mpi4py {sys.modules['mpi4py'].__version__}, {MPI.Get_library_version().splitlines()[0].strip()}")
-    print(f"Python {sys.version.split()[0]}; best of 5 rounds of {sec / 5:.2f} s; "
+    print(f"Python {sys.version.split()[0]}; best round of each, about {sec:.1f} s per type; "
           "external representation")
-    noop = per_call(lambda: mm._native._noop(MPI.INT), sec)
-    print(f"a call that only reads the handle (mm._native._noop(MPI.INT)): {fmt(noop)}")
+    cases = {"noop": (lambda: mm._native._noop(MPI.INT), 1)}
+    rows = []
+    for name, t in types:
+        data = mm.marshal(t)
+        theirs = pickle.dumps(t, pickle.HIGHEST_PROTOCOL)
+        rows.append((name, len(data), len(theirs)))
+
+        def um(data=data):
+            u = mm.unmarshal(data)
+            if not u.is_predefined:
+                u.Free()
+
+        def pl(theirs=theirs):
+            u = pickle.loads(theirs)
+            if not u.is_predefined:
+                u.Free()
+
+        cases[(name, "marshal")] = (lambda t=t: mm.marshal(t), 1)
+        cases[(name, "marshal C")] = (lambda t=t: mm._native._c_marshal_loop(t, "external", 100), 100)
+        cases[(name, "dumps")] = (lambda t=t: pickle.dumps(t, pickle.HIGHEST_PROTOCOL), 1)
+        cases[(name, "unmarshal")] = (um, 1)
+        cases[(name, "unmarshal C")] = (lambda d=data: mm._native._c_unmarshal_loop(d, "external", 100), 100)
+        cases[(name, "loads")] = (pl, 1)
+    r = measure(cases, sec * len(types))
+    print(f"a call that only reads the handle (mm._native._noop(MPI.INT)): {fmt(r['noop'])}")
     print()
     hdr = (f"{'type':36} {'bytes':>6} {'pickle':>6} | {'marshal':>9} {'C API':>9} {'overhead':>9} "
            f"{'pickle.dumps':>12} {'x pickle':>8} | {'unmarshal':>9} {'C API':>9} {'pickle.loads':>12}")
     print(hdr)
     print("-" * len(hdr))
-    for name, t in types:
-        data = mm.marshal(t)
-        theirs = pickle.dumps(t, pickle.HIGHEST_PROTOCOL)
-        m = per_call(lambda: mm.marshal(t), sec)
-        mc = c_per_call(lambda a, r, n: mm._native._c_marshal_loop(a, r, n), t, sec)
-        p = per_call(lambda: pickle.dumps(t, pickle.HIGHEST_PROTOCOL), sec)
-
-        def um():
-            u = mm.unmarshal(data)
-            if not u.is_predefined:
-                u.Free()
-
-        def pl():
-            u = pickle.loads(theirs)
-            if not u.is_predefined:
-                u.Free()
-
-        u = per_call(um, sec)
-        uc = c_per_call(lambda a, r, n: mm._native._c_unmarshal_loop(a, r, n), data, sec)
-        pu = per_call(pl, sec)
-        print(f"{name:36} {len(data):>6} {len(theirs):>6} | {fmt(m):>9} {fmt(mc):>9} {fmt(m - mc):>9} "
+    for name, nb, np_ in rows:
+        m, mc, p = r[(name, "marshal")], r[(name, "marshal C")], r[(name, "dumps")]
+        u, uc, pu = r[(name, "unmarshal")], r[(name, "unmarshal C")], r[(name, "loads")]
+        print(f"{name:36} {nb:>6} {np_:>6} | {fmt(m):>9} {fmt(mc):>9} {fmt(m - mc):>9} "
               f"{fmt(p):>12} {p / m:>7.0f}x | {fmt(u):>9} {fmt(uc):>9} {fmt(pu):>12}")
     for _, t in types[1:]:
         t.Free()

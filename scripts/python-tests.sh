@@ -76,7 +76,7 @@ run() { # name, command...
 }
 np() { timeout 180 "$MPIEXEC" ${MPIEXEC_ARGS:-} -n "$1" "${@:2}"; }
 t1=$SECONDS
-run "pytest under mpiexec -n 2" np 2 "$venv/bin/python" -m pytest -q -p no:cacheprovider python/tests
+run "pytest under mpiexec -n 2" np 2 "$venv/bin/python" -m pytest -q -p no:cacheprovider --color=no python/tests
 echo "python-tests: pytest took $((SECONDS - t1)) s"
 
 out=$target/python-tests
