@@ -134,8 +134,9 @@ def install_pickler():
     ``comm.bcast``, ...) pickle ``MPI.Datatype`` objects as this library's
     external stream: a committed copy on the other side, equal to the
     original by :func:`compare` at every level. Process-wide; undone by
-    :func:`uninstall_pickler`. Every process that unpickles must have
-    imported ``mpix_marshal`` (pickle imports it by name)."""
+    :func:`uninstall_pickler`. Every process that unpickles needs the
+    package installed, not installed as pickler: pickle imports
+    ``mpix_marshal`` by name to rebuild the type."""
     _copyreg.pickle(_MPI.Datatype, _reduce)
 
 
