@@ -56,7 +56,7 @@ fi
 # 20 s even when cargo has nothing to do).
 stamp=$venv/.mpix-installed
 if [ ! -f "$stamp" ] || [ -n "$(find python src Cargo.toml Cargo.lock build.rs -newer "$stamp" -type f \
-    -not -path 'python/tests/*' -not -name '*.pyc' | head -1)" ]; then
+    -not -path 'python/tests/*' -not -name '*.pyc' -not -name bench.py | head -1)" ]; then
     echo "python-tests: building and installing python/ into $venv"
     CARGO_TARGET_DIR=$target PATH=$venv/bin:$PATH \
         "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
@@ -88,6 +88,11 @@ run "docs/python.md's example under mpiexec -n 2" np 2 "$venv/bin/python" "$out/
 # One archive read by the other language (the C library of TARGET_DIR/debug).
 libdir=$target/debug
 [ -f "$libdir/libmpix_marshal.so" ] || libdir=$target/release
+if [ ! -f "$libdir/libmpix_marshal.so" ]; then
+    # Run alone, without the pass's build: the release library (its crate
+    # is compiled already, for the extension).
+    CARGO_TARGET_DIR=$target cargo build -q --release -p mpix-marshal --lib
+fi
 run "build the C interop program" "$MPICC" -std=c99 -Wall -Wextra -Werror -Iinclude -o "$out/interop" \
     python/tests/interop.c -L"$libdir" -lmpix_marshal -Wl,-rpath,"$libdir"
 rm -f "$out/from-python.mpix" "$out/from-c.mpix"
