@@ -49,9 +49,16 @@ EOF2
 $head: 1 message sent to world rank $l was never received (reported by rank $l of $n)
 mpix-check:   1 message from rank 0 (world rank 0) on mydup, tag 4: (count, datatype) = 5 x MPI_SHORT: 5 elements, 10 bytes
 EOF2
-    scenario freed "$n" fail -- freed <<EOF2
+    # MPICH 5 refuses MPI_Comm_free of a communicator with an unmatched
+    # message itself (a fatal "being freed has 1 unmatched message(s)"),
+    # before MPI_Finalize's report can be made: the MPI 5 pass skips it.
+    if [ "${MPIX_MPI:-}" = mpich5 ]; then
+        echo "skip freed -n $n: MPICH 5 fails MPI_Comm_free itself on the unmatched message"
+    else
+        scenario freed "$n" fail -- freed <<EOF2
 mpix-check:   1 message from rank 0 (world rank 0) on mydup (freed since), tag 4: (count, datatype) = 5 x MPI_SHORT: 5 elements, 10 bytes
 EOF2
+    fi
     # Without the point-to-point checks: the sweep of MPI_COMM_WORLD.
     scenario no-p2p "$n" fail MPIX_CHECK_P2P=0 -- many 100 <<EOF2
 $head: 100 messages sent to world rank $l were never received (reported by rank $l of $n)

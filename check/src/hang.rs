@@ -467,12 +467,43 @@ pub unsafe fn sendrecv_replace(
 }
 
 /// Whether the operation of a request is complete (not freed:
-/// `MPI_Request_get_status` makes progress and changes nothing).
-fn complete(req: MPI_Request) -> Result<bool, c_int> {
+/// `MPI_Request_get_status` makes progress and changes nothing); its
+/// status then goes to `seen`.
+fn complete(req: MPI_Request, seen: &mut Option<MPI_Status>) -> Result<bool, c_int> {
     let mut flag: c_int = 0;
-    // SAFETY: a request of the user's call.
-    ok(unsafe { PMPI_Request_get_status(req, &mut flag, RSMPI_STATUS_IGNORE) })?;
+    // SAFETY: all-zero bytes are a valid MPI_Status (plain integers).
+    let mut st: MPI_Status = unsafe { std::mem::zeroed() };
+    // SAFETY: a request of the user's call, and a status to write.
+    ok(unsafe { PMPI_Request_get_status(req, &mut flag, &mut st) })?;
+    if flag != 0 {
+        *seen = Some(st);
+    }
     Ok(flag != 0)
+}
+
+/// MPICH 5.0's `MPI_Wait`/`MPI_Waitall` return the empty status (source
+/// `MPI_ANY_SOURCE`, tag `MPI_ANY_TAG`) for a persistent request whose
+/// completion `MPI_Request_get_status` saw first; the status that call
+/// gave is the operation's. Puts it back where the wait wrote the empty
+/// one, keeping the wait's `MPI_ERROR` field.
+///
+/// # Safety
+/// `out` is `MPI_STATUS(ES)_IGNORE` or a status the wait wrote.
+unsafe fn restore_status(out: *mut MPI_Status, seen: Option<MPI_Status>) {
+    let empty = |s: &MPI_Status| s.MPI_SOURCE == any_source() && s.MPI_TAG == any_tag();
+    // SAFETY: reads mpi-sys's copies of the ignore constants.
+    let ignored = unsafe { out == RSMPI_STATUS_IGNORE || out == RSMPI_STATUSES_IGNORE };
+    let Some(seen) = seen else { return };
+    if out.is_null() || ignored || empty(&seen) {
+        return;
+    }
+    // SAFETY: `out` is a status the wait wrote (checked above).
+    let out = unsafe { &mut *out };
+    if empty(out) {
+        let error = out.MPI_ERROR;
+        *out = seen;
+        out.MPI_ERROR = error;
+    }
 }
 
 /// `MPI_Wait`, polled: `MPI_Request_get_status` until the request is
@@ -487,6 +518,7 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
         return unsafe { PMPI_Wait(request, status) };
     }
     let keys = keys_of(1, request);
+    let mut seen = None;
     {
         let _m = mark(Mark::Requests {
             call: "MPI_Wait",
@@ -494,10 +526,12 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
             count: 1,
         });
         // SAFETY: the user's request.
-        let _ = watchdog::poll(|| complete(unsafe { *request }));
+        let _ = watchdog::poll(|| complete(unsafe { *request }, &mut seen));
     }
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Wait(request, status) };
+    // SAFETY: the status MPI_Wait wrote (or an ignore constant).
+    unsafe { restore_status(status, seen) };
     forget_freed(&keys, request);
     rc
 }
@@ -528,19 +562,20 @@ pub unsafe fn waitall(
         return unsafe { PMPI_Waitall(count, requests, statuses) };
     }
     let keys = keys_of(count, requests);
+    let n = count.max(0) as usize;
+    let mut seen = vec![None; n];
     {
         let _m = mark(Mark::Requests {
             call: "MPI_Waitall",
             ptr: requests,
-            count: count.max(0) as usize,
+            count: n,
         });
-        let n = count.max(0) as usize;
         let mut done = vec![false; n];
         let mut left = n;
         let _ = watchdog::poll(|| {
             for (i, d) in done.iter_mut().enumerate() {
                 // SAFETY: the user's array holds count requests.
-                if !*d && complete(unsafe { *requests.add(i) })? {
+                if !*d && complete(unsafe { *requests.add(i) }, &mut seen[i])? {
                     *d = true;
                     left -= 1;
                 }
@@ -550,6 +585,14 @@ pub unsafe fn waitall(
     }
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Waitall(count, requests, statuses) };
+    // SAFETY: reads mpi-sys's copy of MPI_STATUSES_IGNORE.
+    if statuses != unsafe { RSMPI_STATUSES_IGNORE } && !statuses.is_null() {
+        for (i, s) in seen.into_iter().enumerate() {
+            // SAFETY: the user's array holds count statuses, which
+            // MPI_Waitall wrote.
+            unsafe { restore_status(statuses.add(i), s) };
+        }
+    }
     forget_freed(&keys, requests);
     rc
 }
