@@ -140,7 +140,7 @@ fi
 
 # A short fuzz run of every decoder (scripts/fuzz.sh; longer runs: pass more seconds).
 t=$SECONDS
-suite "fuzz: every decoder, 20 s each" bash scripts/fuzz.sh 20
+suite "fuzz: every decoder, 10 s each" bash scripts/fuzz.sh 10
 timings+=("$(printf '%-22s %4d s' "fuzz" $((SECONDS - t)))")
 
 echo "=== time per pass"
