@@ -913,7 +913,7 @@ fn drain(ch: &mut Channel) -> Result<(), c_int> {
         }
         let Some(r) = ch.queue.remove(i) else { break };
         if r.detached {
-            take_companion(ch, s, t);
+            let _ = recv_companion(ch, s, t);
             continue;
         }
         if let Err(rc) = check_one(ch, &r, s, t) {
@@ -967,7 +967,7 @@ fn drop_arrived(ch: &Channel) {
         if rc != 0 || flag == 0 {
             return;
         }
-        take_companion(ch, st.MPI_SOURCE, st.MPI_TAG);
+        let _ = recv_companion(ch, st.MPI_SOURCE, st.MPI_TAG);
     }
 }
 
@@ -976,11 +976,12 @@ fn world_of(ch: &Channel, source: c_int) -> i32 {
     ch.world.get(source as usize).copied().unwrap_or(-1)
 }
 
-/// Takes and drops the companion of a message no receive checks.
-fn take_companion(ch: &Channel, source: c_int, tag: c_int) {
+/// Receives the companion from (source, tag) on `ch`, counted as
+/// consumed. The sender posted it before its message (received or
+/// probed by now): this returns without waiting for the sender's program.
+fn recv_companion(ch: &Channel, source: c_int, tag: c_int) -> Option<Companion> {
     let mut buf = [0u8; LEN];
-    // SAFETY: buf holds LEN bytes; the companion was posted before its
-    // message, which has been received.
+    // SAFETY: buf holds LEN bytes.
     let rc = unsafe {
         PMPI_Recv(
             buf.as_mut_ptr() as *mut c_void,
@@ -992,9 +993,11 @@ fn take_companion(ch: &Channel, source: c_int, tag: c_int) {
             RSMPI_STATUS_IGNORE,
         )
     };
-    if rc == 0 {
-        lost::count_consumed(world_of(ch, source));
+    if rc != 0 {
+        return None;
     }
+    lost::count_consumed(world_of(ch, source));
+    Some(Companion::decode(&buf))
 }
 
 /// An active receive was freed (`MPI_Request_free`): MPI still completes
@@ -1021,28 +1024,9 @@ fn receive_freed(key: (usize, u64)) {
 /// Takes the companion of receive `r`'s message from (source, tag) and
 /// compares.
 fn check_one(ch: &Channel, r: &Rec, source: c_int, tag: c_int) -> Result<(), c_int> {
-    let mut buf = [0u8; LEN];
-    // SAFETY: MPI_Status is plain data.
-    let mut st: MPI_Status = unsafe { std::mem::zeroed() };
-    // The sender posted the companion before its message: this returns
-    // without waiting for the sender's program.
-    // SAFETY: buf holds LEN bytes.
-    let rc = unsafe {
-        PMPI_Recv(
-            buf.as_mut_ptr() as *mut c_void,
-            LEN as c_int,
-            mpi::byte(),
-            source,
-            tag,
-            ch.dup,
-            &mut st,
-        )
-    };
-    if rc != 0 {
+    let Some(c) = recv_companion(ch, source, tag) else {
         return Ok(());
-    }
-    lost::count_consumed(world_of(ch, source));
-    let c = Companion::decode(&buf);
+    };
     // The sender's type, for a report: a predefined one by its code (a
     // table look-up), a derived one lent by the exchange (every reference
     // is resolved once, and given back below).

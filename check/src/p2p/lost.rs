@@ -54,7 +54,7 @@
 //! reports.
 
 use super::{
-    channels, lock, take_companion, world_of, Channel, Companion, LEN, NO_REFERENCE, PREDEFINED,
+    channels, lock, recv_companion, world_of, Channel, Companion, NO_REFERENCE, PREDEFINED,
 };
 use crate::check;
 use crate::mpi;
@@ -347,28 +347,6 @@ fn describe(c: &Companion, source: c_int, dup: MPI_Comm) -> (String, Option<u64>
     out
 }
 
-/// Takes one companion that has arrived on `ch` from (source, tag).
-fn take(ch: &Channel, source: c_int, tag: c_int) -> Option<Companion> {
-    let mut buf = [0u8; LEN];
-    // SAFETY: buf holds LEN bytes; the companion has arrived (probed).
-    let rc = unsafe {
-        PMPI_Recv(
-            buf.as_mut_ptr() as *mut c_void,
-            LEN as c_int,
-            mpi::byte(),
-            source,
-            tag,
-            ch.dup,
-            RSMPI_STATUS_IGNORE,
-        )
-    };
-    if rc != 0 {
-        return None;
-    }
-    super::lost::count_consumed(world_of(ch, source));
-    Some(Companion::decode(&buf))
-}
-
 fn probe(source: c_int, tag: c_int, comm: MPI_Comm) -> Option<MPI_Status> {
     let mut flag = 0;
     // SAFETY: MPI_Status is plain data.
@@ -439,7 +417,7 @@ pub(super) fn channel_freed(ch: &mut Channel) {
     let name = format!("{} (freed since)", channel_name(ch));
     let mut found = vec![];
     while let Some(st) = probe(any_source, any_tag, ch.dup) {
-        let Some(c) = take(ch, st.MPI_SOURCE, st.MPI_TAG) else {
+        let Some(c) = recv_companion(ch, st.MPI_SOURCE, st.MPI_TAG) else {
             break;
         };
         let (what, bytes) = describe(&c, st.MPI_SOURCE, ch.dup);
@@ -470,7 +448,7 @@ fn settle(ch: &mut Channel) {
         .collect();
     for (s, t) in done {
         if probe(s, t, ch.dup).is_some() {
-            take_companion(ch, s, t);
+            let _ = recv_companion(ch, s, t);
         }
     }
     ch.queue.retain(|r| r.got.is_none() && !r.detached);
@@ -530,7 +508,9 @@ fn by_companions(
             }
             while let Some(st) = probe(any_source, any_tag, ch.dup) {
                 let (s, t) = (st.MPI_SOURCE, st.MPI_TAG);
-                let Some(comp) = take(ch, s, t) else { break };
+                let Some(comp) = recv_companion(ch, s, t) else {
+                    break;
+                };
                 any = true;
                 deadline = Instant::now() + WAIT;
                 let world = world_of(ch, s);
