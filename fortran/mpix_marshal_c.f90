@@ -2,14 +2,15 @@
 ! handles as INTEGER, strings as address and length. Used by the modules
 ! mpix_marshal and mpix_marshal_f08; no API of its own.
 module mpix_marshal_c
-    use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t, c_long_long, c_int64_t, c_char
+    use, intrinsic :: iso_c_binding, only: c_int, c_intptr_t, c_long_long, c_int64_t, c_char, c_funptr
     implicit none
     private
     public :: mpixf_marshal, mpixf_marshal_size, mpixf_unmarshal, mpixf_unregister_marshaled_keyval, &
         mpixf_signature_hash, mpixf_signature_prefix_hash, mpixf_marshaled_signature_hash, &
         mpixf_signature_count, mpixf_compare, mpixf_compare_noexpl, mpixf_error_kind, mpixf_send, &
         mpixf_recv, mpixf_recv_f08, mpixf_same_object, mpixf_bcast, mpixf_exchange_setup, &
-        mpixf_reference, mpixf_resolve, mpixf_release, mpixf_exchange_set_cache_limit, mpixf_get_version
+        mpixf_reference, mpixf_resolve, mpixf_release, mpixf_exchange_set_cache_limit, mpixf_get_version, &
+        mpixf_register_marshaled_keyval, f_string
     interface
         integer(c_int) function mpixf_marshal(typerep, typerep_len, type, outbuf, outsize, num_written) &
             bind(C, name="mpixf_marshal")
@@ -144,5 +145,26 @@ module mpix_marshal_c
             import :: c_int
             integer(c_int), intent(inout) :: major, minor, patch
         end function
+        ! The dispatchers are BIND(C) procedures of the calling module; the
+        ! user's procedures come as C_FUNLOC of Fortran procedures (or
+        ! C_NULL_FUNPTR when not given).
+        integer(c_int) function mpixf_register_marshaled_keyval(keyval, name, name_len, size, size_fn, &
+            marshal, marshal_fn, unmarshal, unmarshal_fn) bind(C, name="mpixf_register_marshaled_keyval")
+            import :: c_int, c_char, c_funptr
+            integer(c_int), value :: keyval, name_len
+            character(kind=c_char), intent(in) :: name(*)
+            type(c_funptr), value :: size, size_fn, marshal, marshal_fn, unmarshal, unmarshal_fn
+        end function
     end interface
+contains
+    ! A C string of n characters as a Fortran CHARACTER (the dispatchers').
+    pure function f_string(c, n) result(s)
+        integer(c_int), intent(in) :: n
+        character(kind=c_char), intent(in) :: c(n)
+        character(len=n) :: s
+        integer :: i
+        do i = 1, n
+            s(i:i) = c(i)
+        end do
+    end function
 end module mpix_marshal_c

@@ -5,6 +5,7 @@
  * with the MPI's mpicc into libmpix_marshal_f.so (fortran/build.sh). The
  * names start with mpixf_ and are no API: the modules are. */
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
@@ -13,7 +14,7 @@
 /* A Fortran CHARACTER(*) (address, length) as a C string: the trailing
  * blanks cut, copied into buf (of size n) when it fits, else into memory
  * the caller frees (*heap). The representation names are short. */
-static const char *c_string(const char *s, size_t len, char *buf, size_t n, char **heap)
+static inline const char *c_string(const char *s, size_t len, char *buf, size_t n, char **heap)
 {
     char *out = buf;
     *heap = NULL;
@@ -40,7 +41,12 @@ static const char *c_string(const char *s, size_t len, char *buf, size_t n, char
     char rep_buf_[32];                                                                             \
     char *rep_heap_;                                                                               \
     const char *rep_ = c_string((s), (size_t)(len), rep_buf_, sizeof rep_buf_, &rep_heap_)
-#define TYPEREP_FREE() free(rep_heap_)
+/* free(NULL) is a call through the PLT: a tenth of a small type's marshal. */
+#define TYPEREP_FREE()                                                                             \
+    do {                                                                                           \
+        if (rep_heap_)                                                                             \
+            free(rep_heap_);                                                                       \
+    } while (0)
 
 int mpixf_marshal(const char *typerep, MPI_Fint typerep_len, MPI_Fint type, void *outbuf,
                   MPI_Aint outsize, MPI_Aint *num_written)
@@ -71,9 +77,144 @@ int mpixf_unmarshal(const char *typerep, MPI_Fint typerep_len, const void *inbuf
     return rc;
 }
 
+/* Keyvals registered from Fortran. The C library calls the trampolines
+ * below; each finds the keyval's entry and calls the module's dispatcher
+ * (a BIND(C) procedure of mpix_marshal_f08 or mpix_marshal, which have
+ * different handle types) with the user's procedure, which the dispatcher
+ * turns back into a procedure pointer and calls with Fortran strings and
+ * handles. A procedure the user did not give is NULL here and for the C
+ * library. */
+typedef void (*fproc)(void);
+typedef int (*fsize_dispatch)(fproc user, MPI_Fint keyval, const char *name, MPI_Fint name_len,
+                              const char *rep, MPI_Fint rep_len, MPI_Fint type, MPI_Aint *size);
+typedef int (*fmarshal_dispatch)(fproc user, MPI_Fint keyval, const char *name, MPI_Fint name_len,
+                                 const char *rep, MPI_Fint rep_len, MPI_Fint type, void *outbuf,
+                                 MPI_Aint outsize, MPI_Aint *num_written);
+typedef int (*funmarshal_dispatch)(fproc user, MPI_Fint keyval, const char *name,
+                                   MPI_Fint name_len, const char *rep, MPI_Fint rep_len,
+                                   MPI_Fint type, const void *inbuf, MPI_Aint insize);
+struct fkeyval {
+    int keyval;
+    fsize_dispatch size;
+    fproc size_fn;
+    fmarshal_dispatch marshal;
+    fproc marshal_fn;
+    funmarshal_dispatch unmarshal;
+    fproc unmarshal_fn;
+};
+static pthread_mutex_t fkeyvals_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fkeyval *fkeyvals;
+static size_t fkeyvals_len, fkeyvals_cap;
+
+/* The entry of keyval into *out; 0 when there is none. */
+static int fkeyval_find(int keyval, struct fkeyval *out)
+{
+    int found = 0;
+    pthread_mutex_lock(&fkeyvals_lock);
+    for (size_t i = 0; i < fkeyvals_len && !found; i++)
+        if (fkeyvals[i].keyval == keyval) {
+            *out = fkeyvals[i];
+            found = 1;
+        }
+    pthread_mutex_unlock(&fkeyvals_lock);
+    return found;
+}
+
+/* Sets (or, with e NULL, removes) keyval's entry; the old one into *old
+ * (keyval -1 when there was none). MPI_ERR_NO_MEM when it cannot grow. */
+static int fkeyval_set(int keyval, const struct fkeyval *e, struct fkeyval *old)
+{
+    int rc = MPI_SUCCESS;
+    size_t i = 0;
+    pthread_mutex_lock(&fkeyvals_lock);
+    while (i < fkeyvals_len && fkeyvals[i].keyval != keyval)
+        i++;
+    old->keyval = -1;
+    if (i < fkeyvals_len) {
+        *old = fkeyvals[i];
+        if (e)
+            fkeyvals[i] = *e;
+        else
+            fkeyvals[i] = fkeyvals[--fkeyvals_len];
+    } else if (e) {
+        if (fkeyvals_len == fkeyvals_cap) {
+            size_t cap = fkeyvals_cap ? 2 * fkeyvals_cap : 8;
+            struct fkeyval *grown = realloc(fkeyvals, cap * sizeof *grown);
+            if (grown) {
+                fkeyvals = grown;
+                fkeyvals_cap = cap;
+            }
+        }
+        if (fkeyvals_len < fkeyvals_cap)
+            fkeyvals[fkeyvals_len++] = *e;
+        else
+            rc = MPI_ERR_NO_MEM;
+    }
+    pthread_mutex_unlock(&fkeyvals_lock);
+    return rc;
+}
+
+static int fkeyval_size(int keyval, const char *name, const char *rep, MPI_Datatype type,
+                        MPI_Aint *size)
+{
+    struct fkeyval k;
+    if (!fkeyval_find(keyval, &k) || !k.size)
+        return MPI_ERR_KEYVAL;
+    return k.size(k.size_fn, keyval, name, (MPI_Fint)strlen(name), rep, (MPI_Fint)strlen(rep),
+                  MPI_Type_c2f(type), size);
+}
+
+static int fkeyval_marshal(int keyval, const char *name, const char *rep, MPI_Datatype type,
+                           void *outbuf, MPI_Aint outsize, MPI_Aint *num_written)
+{
+    struct fkeyval k;
+    if (!fkeyval_find(keyval, &k) || !k.marshal)
+        return MPI_ERR_KEYVAL;
+    return k.marshal(k.marshal_fn, keyval, name, (MPI_Fint)strlen(name), rep,
+                     (MPI_Fint)strlen(rep), MPI_Type_c2f(type), outbuf, outsize, num_written);
+}
+
+static int fkeyval_unmarshal(int keyval, const char *name, const char *rep, MPI_Datatype type,
+                             const void *inbuf, MPI_Aint insize)
+{
+    struct fkeyval k;
+    if (!fkeyval_find(keyval, &k) || !k.unmarshal)
+        return MPI_ERR_KEYVAL;
+    return k.unmarshal(k.unmarshal_fn, keyval, name, (MPI_Fint)strlen(name), rep,
+                       (MPI_Fint)strlen(rep), MPI_Type_c2f(type), inbuf, insize);
+}
+
+/* The user's procedures (size_fn, ...) come with the dispatcher of their
+ * module; a procedure not given is NULL. */
+int mpixf_register_marshaled_keyval(MPI_Fint keyval, const char *name, MPI_Fint name_len,
+                                    fsize_dispatch size, fproc size_fn,
+                                    fmarshal_dispatch marshal, fproc marshal_fn,
+                                    funmarshal_dispatch unmarshal, fproc unmarshal_fn)
+{
+    struct fkeyval e = {(int)keyval, size_fn ? size : NULL, size_fn,
+                        marshal_fn ? marshal : NULL, marshal_fn,
+                        unmarshal_fn ? unmarshal : NULL, unmarshal_fn};
+    struct fkeyval old, ignored;
+    int rc = fkeyval_set(e.keyval, &e, &old);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    TYPEREP(name, name_len);
+    rc = MPIX_Type_register_marshaled_keyval(e.keyval, rep_, e.size ? fkeyval_size : NULL,
+                                             e.marshal ? fkeyval_marshal : NULL,
+                                             e.unmarshal ? fkeyval_unmarshal : NULL);
+    TYPEREP_FREE();
+    if (rc != MPI_SUCCESS) /* the C library kept the old registration */
+        fkeyval_set(e.keyval, old.keyval == -1 ? NULL : &old, &ignored);
+    return rc;
+}
+
 int mpixf_unregister_marshaled_keyval(MPI_Fint keyval)
 {
-    return MPIX_Type_unregister_marshaled_keyval((int)keyval);
+    struct fkeyval old;
+    int rc = MPIX_Type_unregister_marshaled_keyval((int)keyval);
+    if (rc == MPI_SUCCESS)
+        fkeyval_set((int)keyval, NULL, &old);
+    return rc;
 }
 
 int mpixf_signature_hash(MPI_Fint type, MPI_Fint kind, uint64_t *hash)

@@ -52,7 +52,8 @@ run() { # name, command...
         failed=$((failed + 1)); echo "FAIL $name (log: $out/$name.log)"; tail -n 30 "$out/$name.log"
     fi
 }
-fflags=(-Wall -I"$mods")
+# -J: the tests' own modules (their callbacks) go to the output dir.
+fflags=(-Wall -I"$mods" -J"$out")
 flibs=("${mpildirs[@]}" -L"$mods" -lmpix_marshal_f -L"$lib" -lmpix_marshal -Wl,-rpath,"$mods" -Wl,-rpath,"$lib")
 for prog in records_f08 records_mpi; do
     run "build-$prog" "$MPIFC" "${fflags[@]}" -o "$out/$prog" "fortran/tests/$prog.f90" "${flibs[@]}"

@@ -21,7 +21,13 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 fail() { echo "install-test: FAILED: $*" >&2; exit 1; }
 
-bash scripts/install.sh --prefix "$prefix" >/dev/null
+# The Python package's test needs mpi4py: the virtual environment of
+# scripts/python-tests.sh, whose maturin install.sh then uses (none where
+# mpi4py has no wheel for the MPI: the abi build).
+. scripts/python-env.sh
+venv=
+python_env >/dev/null || venv=
+PATH=${venv:+$venv/bin:}$PATH bash scripts/install.sh --prefix "$prefix" >/dev/null
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 
 # The installed files.
@@ -216,6 +222,35 @@ elif [ "${MPIX_MPI:-}" = mpich4 ] || [ "${MPIX_MPI:-}" = openmpi4 ]; then
     fail "no Fortran bindings installed for $MPIX_MPI, which has a Fortran wrapper"
 else
     echo "install-test: Fortran bindings: not installed ($MPICC has no Fortran wrapper): skipped"
+fi
+# The Python package (docs/python.md), installed under the prefix and as a
+# wheel, run from the prefix by a program of its own with mpi4py.
+if [ -n "$venv" ]; then
+    site=$(echo "$lib"/python3*/site-packages)
+    [ -f "$site/mpix_marshal/__init__.py" ] || fail "the Python package is not installed in lib/python3*/site-packages"
+    ls "$prefix"/share/mpix-marshal/python/mpix_marshal-*.whl >/dev/null || fail "no wheel in share/mpix-marshal/python"
+    cat > vector.py <<'PY'
+from mpi4py import MPI
+import mpix_marshal as mm
+import sys
+assert mm.__file__.startswith(sys.argv[1]), mm.__file__
+comm = MPI.COMM_WORLD
+if comm.rank == 0:
+    v = MPI.DOUBLE.Create_vector(3, 2, 5)
+    comm.send(mm.marshal(v), dest=1)
+    v.Free()
+else:
+    t = mm.unmarshal(comm.recv(source=0))
+    assert (t.Get_size(), t.Get_extent()) == (48, (0, 96)), (t.Get_size(), t.Get_extent())
+    print("python: rank 1 rebuilt the vector:", t.Get_envelope())
+    t.Free()
+PY
+    out=$(PYTHONPATH=$site "$MPIEXEC" "${mpiexec_args[@]}" -n 2 "$venv/bin/python" vector.py "$site" 2>&1) ||
+        fail "the Python program on the installed package: $out"
+    grep -q "rank 1 rebuilt the vector" <<<"$out" || fail "the Python program printed: $out"
+    echo "install-test: Python, the installed package: ok"
+elif [ "${MPIX_MPI:-}" != abi ]; then
+    fail "no Python environment for $MPIX_MPI"
 fi
 cd "$repo"
 echo "install-test: all passed ($MPICC)"

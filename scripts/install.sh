@@ -14,6 +14,10 @@
 #                                                mpi_f08) and mpix_marshal (use mpi), .mod files of
 #                                                that compiler; lib/pkgconfig/mpix-marshal-fortran.pc,
 #                                                CMake MpixMarshal::mpix_marshal_fortran
+#   PREFIX/lib/pythonX.Y/site-packages/mpix_marshal/  the Python package for mpi4py (docs/python.md),
+#   PREFIX/share/mpix-marshal/python/*.whl       and its wheel (pip install it into a virtual
+#                                                environment), built with maturin for python3
+#                                                (or $PYTHON); not for the abi build
 #   PREFIX/share/man/man1, man3, man7            man pages: mpix-marshal(7), mpix-marshal(1), MPIX_Type_marshal(3)...
 #
 # The library is built against one MPI, the one $MPICC wraps (default
@@ -30,18 +34,24 @@
 # (lib/.debug/libmpix_marshal.so.0.1.0.debug, ...), which gdb finds through
 # the link each stripped file carries.
 #
-# Usage: scripts/install.sh [--prefix DIR] [--no-build] [--debug]   (default prefix /usr/local)
+# The Python package is built with the `maturin` on PATH, else with one
+# installed from PyPI into a virtual environment in the build directory
+# (CARGO_TARGET_DIR/py-build); --no-python skips it.
+#
+# Usage: scripts/install.sh [--prefix DIR] [--no-build] [--debug] [--no-python]   (default prefix /usr/local)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=/usr/local
 build=1
 debug=0
+python=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix=$2; shift 2 ;;
         --prefix=*) prefix=${1#--prefix=}; shift ;;
         --no-build) build=0; shift ;;
         --debug) debug=1; shift ;;
+        --no-python) python=0; shift ;;
         -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
@@ -66,7 +76,8 @@ prefix=$(cd "$prefix" && pwd)
 echo "install.sh: will install mpix-marshal $version for $mpi ($MPICC) under $prefix:"
 echo "install.sh:   lib/libmpix_marshal.{so*,a}, include/mpix_marshal.h, bin/mpix-marshal, lib/pkgconfig/,"
 echo "install.sh:   lib/cmake/MpixMarshal/, share/man/ (man pages), and lib/libmpix_check.so and bin/mpix-check when built,"
-echo "install.sh:   and the Fortran bindings (lib/libmpix_marshal_f.{so,a}, include/*.mod) when $MPICC has a Fortran wrapper"
+echo "install.sh:   the Fortran bindings (lib/libmpix_marshal_f.{so,a}, include/*.mod) when $MPICC has a Fortran wrapper,"
+echo "install.sh:   and the Python package (lib/python*/site-packages/mpix_marshal, share/mpix-marshal/python/*.whl)"
 if [ "$build" -eq 1 ]; then
     echo "install.sh: building the library, the mpix-marshal command and the checker (cargo build --release, into $target)..."
     # MPIX_CARGO_FLAGS: the abi build's (scripts/mpi-env.sh abi).
@@ -151,6 +162,44 @@ else
     cat "$target/fortran-build.log" >&2
     echo "install.sh: building the Fortran bindings failed (log above)" >&2
     exit 1
+fi
+
+# The Python package (python/, docs/python.md): a wheel built by maturin
+# against this MPI (tagged linux, not manylinux: it links the system MPI,
+# which the wheel does not carry), installed under the prefix (PYTHONPATH=PREFIX/lib/
+# pythonX.Y/site-packages) and kept in share/ for virtual environments.
+rm -rf "$prefix"/lib/python3*/site-packages/mpix_marshal* "$prefix/share/mpix-marshal/python"
+if [ "$python" -eq 1 ]; then
+    py=${PYTHON:-python3}
+    if [ "$mpi" = abi ]; then
+        echo "install.sh: no Python package: mpi4py 4.1 does not load the MPI-5 ABI's libmpi_abi"
+    elif ! command -v "$py" >/dev/null || ! "$py" -c 'import venv' 2>/dev/null; then
+        echo "install.sh: no Python package: no $py with the venv module (--no-python to say so)"
+    else
+        maturin=$(command -v maturin || true)
+        if [ -z "$maturin" ]; then
+            bvenv=$target/py-build
+            [ -x "$bvenv/bin/maturin" ] || { "$py" -m venv "$bvenv" && "$bvenv/bin/pip" install -q --disable-pip-version-check "maturin>=1.5,<2"; } ||
+                { echo "install.sh: maturin could not be installed from PyPI into $bvenv (--no-python skips the Python package)" >&2; exit 1; }
+            maturin=$bvenv/bin/maturin
+        fi
+        wheels=$target/wheels
+        rm -rf "$wheels"
+        echo "install.sh: building the Python package with $maturin for $py..."
+        # A target dir of its own: pyo3 turns on features of dependencies
+        # the library shares (libc's std, ...), and in one dir each build
+        # would recompile the library for the other.
+        CARGO_TARGET_DIR=$target/python "$maturin" build --release --compatibility linux --auditwheel skip -m python/Cargo.toml -i "$(command -v "$py")" --out "$wheels" >"$target/python-build.log" 2>&1 ||
+            { cat "$target/python-build.log" >&2; echo "install.sh: building the Python package failed (log above)" >&2; exit 1; }
+        wheel=$(ls "$wheels"/*.whl)
+        site=$prefix/lib/python$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')/site-packages
+        install -d "$site" "$prefix/share/mpix-marshal/python"
+        install -m 644 "$wheel" "$prefix/share/mpix-marshal/python/"
+        # A wheel is a zip of the files as they lie in site-packages.
+        "$py" -m zipfile -e "$wheel" "$site"
+        [ "$debug" -eq 1 ] || strip --strip-unneeded "$site"/mpix_marshal/_native*.so
+        echo "install.sh: Python package: $site/mpix_marshal (PYTHONPATH), wheel share/mpix-marshal/python/$(basename "$wheel")"
+    fi
 fi
 
 sed -e "s|@PREFIX@|$prefix|g" -e "s|@VERSION@|$version|g" -e "s|@MPI@|$mpi|g" -e "s|@MPICC@|$MPICC|g" \

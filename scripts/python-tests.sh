@@ -7,14 +7,10 @@
 # it and a C program reads it, and the reverse.
 #
 # Usage: scripts/python-tests.sh TARGET_DIR   (the cargo target dir of the
-# pass: the extension's release build goes there, beside the checker's, and
-# the C program links TARGET_DIR/debug's library, as scripts/c-tests.sh)
+# pass: the extension's release build goes to TARGET_DIR/python, and the C
+# program links TARGET_DIR/debug's library, as scripts/c-tests.sh)
 #
-# mpi4py's manylinux wheel loads the MPI at run time: MPI4PY_MPIABI names
-# the ABI (mpich or openmpi) and the loader must find libmpi.so.12 (MPICH)
-# or libmpi.so.40 (Open MPI). Debian's MPICH 4 has only libmpich.so.12:
-# a link named libmpi.so.12 to it, in the virtual environment, is put on
-# LD_LIBRARY_PATH (the same file, so one copy of MPI in the process).
+# The virtual environment and mpi4py's MPI: scripts/python-env.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -23,42 +19,24 @@ target=$(cd "$target" 2>/dev/null && pwd || { mkdir -p "$target" && cd "$target"
 mpi=${MPIX_MPI:-mpich4}
 MPICC=${MPICC:-mpicc}
 MPIEXEC=${MPIEXEC:-mpiexec}
-venv=$repo/target/py-$mpi
-mpi4py_version=4.1.2
 t0=$SECONDS
-
-case $mpi in
-mpich4 | mpich5) abi=mpich ;;
-openmpi4 | openmpi5) abi=openmpi ;;
-*) echo "python-tests: no mpi4py wheel for $mpi (the MPI-5 ABI): skipped"; exit 0 ;;
-esac
-
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-fi
-if ! "$venv/bin/python" -c "import maturin, pytest, mpi4py; assert mpi4py.__version__ == '$mpi4py_version'" 2>/dev/null; then
-    echo "python-tests: installing maturin, pytest and mpi4py==$mpi4py_version into $venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.5,<2" pytest "mpi4py==$mpi4py_version"
-fi
-export MPI4PY_MPIABI=$abi
-if [ "$mpi" = mpich4 ]; then
-    real=$(ldconfig -p | awk '/libmpich\.so\.12 / {print $NF; exit}')
-    [ -n "$real" ] || { echo "python-tests: libmpich.so.12 not found" >&2; exit 1; }
-    mkdir -p "$venv/libmpi"
-    ln -sf "$real" "$venv/libmpi/libmpi.so.12"
-    export LD_LIBRARY_PATH=$venv/libmpi${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
+. scripts/python-env.sh
+rc=0
+python_env || rc=$?
+[ "$rc" -ne 2 ] || { echo "python-tests: skipped"; exit 0; }
+[ "$rc" -eq 0 ] || exit 1
 
 # The package, built by maturin against this MPI (mpi-sys asks $MPICC), in
-# the pass's target dir (release: shares the library's build with the
-# checker's). Reinstalled when a source changed since the last install
+# TARGET_DIR/python (as scripts/install.sh: pyo3 turns on features of
+# dependencies the library shares, so in the pass's own dir each build
+# would recompile the library for the other). Reinstalled when a source changed since the last install
 # (python/, the library's src/, the manifests; a wheel build takes about
 # 20 s even when cargo has nothing to do).
 stamp=$venv/.mpix-installed
 if [ ! -f "$stamp" ] || [ -n "$(find python src Cargo.toml Cargo.lock build.rs -newer "$stamp" -type f \
     -not -path 'python/tests/*' -not -name '*.pyc' -not -name bench.py | head -1)" ]; then
     echo "python-tests: building and installing python/ into $venv"
-    CARGO_TARGET_DIR=$target PATH=$venv/bin:$PATH \
+    CARGO_TARGET_DIR=$target/python PATH=$venv/bin:$PATH \
         "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
     touch "$stamp"
     echo "python-tests: installed ($((SECONDS - t0)) s)"
@@ -89,8 +67,7 @@ run "docs/python.md's example under mpiexec -n 2" np 2 "$venv/bin/python" "$out/
 libdir=$target/debug
 [ -f "$libdir/libmpix_marshal.so" ] || libdir=$target/release
 if [ ! -f "$libdir/libmpix_marshal.so" ]; then
-    # Run alone, without the pass's build: the release library (its crate
-    # is compiled already, for the extension).
+    # Run alone, without the pass's build: a release build of the library.
     CARGO_TARGET_DIR=$target cargo build -q --release -p mpix-marshal --lib
 fi
 run "build the C interop program" "$MPICC" -std=c99 -Wall -Wextra -Werror -Iinclude -o "$out/interop" \

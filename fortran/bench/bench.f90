@@ -107,7 +107,7 @@ contains
     end function
 
     real(8) function fortran_unmarshal(bytes, len, n, predef) result(secs)
-        integer(int8), intent(in) :: bytes(:)
+        integer(int8), intent(in) :: bytes(*)  ! as the C loop's pointer: no contiguity check per call
         integer(MPI_ADDRESS_KIND), intent(in) :: len
         integer, intent(in) :: n
         logical, intent(in) :: predef

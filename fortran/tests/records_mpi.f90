@@ -2,7 +2,56 @@
 ! mandatory), the same record and modes as records_f08.f90:
 !   records_mpi write FILE   (one process)
 !   records_mpi read FILE    (two processes)
+! The callbacks of a keyval marshalled from Fortran: the attribute, an
+! address-sized integer, travels as its 8 bytes and is set again on the
+! rebuilt type. Counts its calls.
+module records_mpi_attr
+    use mpi
+    use, intrinsic :: iso_fortran_env, only: int8
+    implicit none
+    integer :: calls = 0
+contains
+    subroutine attr_size(keyval, canonical_name, typerep, datatype, size, ierror)
+        integer, intent(in) :: keyval
+        character(len=*), intent(in) :: canonical_name, typerep
+        integer, intent(in) :: datatype
+        integer(kind=MPI_ADDRESS_KIND), intent(out) :: size
+        integer, intent(inout) :: ierror
+        calls = calls + 1
+        size = 8
+        if (canonical_name /= 'org.example.tag' .or. typerep /= 'external') ierror = MPI_ERR_OTHER
+    end subroutine
+    subroutine attr_marshal(keyval, canonical_name, typerep, datatype, outbuf, outsize, num_written, ierror)
+        integer, intent(in) :: keyval
+        character(len=*), intent(in) :: canonical_name, typerep
+        integer, intent(in) :: datatype
+        integer(kind=MPI_ADDRESS_KIND), intent(in) :: outsize
+        integer(kind=int8), intent(inout) :: outbuf(outsize)
+        integer(kind=MPI_ADDRESS_KIND), intent(out) :: num_written
+        integer, intent(inout) :: ierror
+        integer(kind=MPI_ADDRESS_KIND) :: val
+        logical :: flag
+        calls = calls + 1
+        call MPI_Type_get_attr(datatype, keyval, val, flag, ierror)
+        if (.not. flag .or. outsize < 8) ierror = MPI_ERR_OTHER
+        outbuf(1:8) = transfer(val, outbuf(1:8))
+        num_written = 8
+    end subroutine
+    subroutine attr_unmarshal(keyval, canonical_name, typerep, datatype, inbuf, insize, ierror)
+        integer, intent(in) :: keyval
+        character(len=*), intent(in) :: canonical_name, typerep
+        integer, intent(in) :: datatype
+        integer(kind=MPI_ADDRESS_KIND), intent(in) :: insize
+        integer(kind=int8), intent(in) :: inbuf(insize)
+        integer, intent(inout) :: ierror
+        calls = calls + 1
+        if (insize /= 8) ierror = MPI_ERR_OTHER
+        call MPI_Type_set_attr(datatype, keyval, transfer(inbuf(1:8), 0_MPI_ADDRESS_KIND), ierror)
+    end subroutine
+end module records_mpi_attr
+
 program records_mpi
+    use records_mpi_attr
     use mpi
     use mpix_marshal
     use, intrinsic :: iso_fortran_env, only: int8, int64
@@ -116,6 +165,7 @@ program records_mpi
                        kind == MPIX_MARSHAL_ERR_CORRUPT), 'corrupt kind')
         end if
         call MPI_Type_free(back, ierr)
+        call keyval_roundtrip()
     case default
         call check(.false., 'usage: records_mpi write|read FILE')
     end select
@@ -123,6 +173,40 @@ program records_mpi
     print '(a,i0,a,i0)', 'ok: ', checks, ' checks, rank ', rank
     call MPI_Finalize(ierr)
 contains
+    ! A keyval registered with Fortran callbacks: its attribute goes into
+    ! the archive and comes back on the rebuilt type.
+    subroutine keyval_roundtrip()
+        integer :: t, copy
+        integer :: keyval, ierr
+        integer(MPI_ADDRESS_KIND) :: val, n, w
+        integer(int8), allocatable :: bytes(:)
+        logical :: flag
+        call MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, keyval, 0_MPI_ADDRESS_KIND, ierr)
+        call MPIX_Type_register_marshaled_keyval(keyval, 'org.example.tag', attr_size, attr_marshal, &
+                                                 attr_unmarshal, ierr)
+        call check(ierr == MPI_SUCCESS, 'register_marshaled_keyval')
+        call MPI_Type_contiguous(3, MPI_INTEGER, t, ierr)
+        call MPI_Type_set_attr(t, keyval, 4242_MPI_ADDRESS_KIND, ierr)
+        calls = 0
+        call MPIX_Type_marshal_size('external', t, n, ierr)
+        allocate (bytes(n))
+        call MPIX_Type_marshal('external', t, bytes, n, w, ierr)
+        call check(ierr == MPI_SUCCESS .and. calls >= 2, 'marshal through the Fortran callbacks')
+        calls = 0
+        call MPIX_Type_unmarshal('external', bytes, w, copy, ierr)
+        call check(ierr == MPI_SUCCESS .and. calls == 1, 'unmarshal through the Fortran callback')
+        call MPI_Type_get_attr(copy, keyval, val, flag, ierr)
+        call check(flag .and. val == 4242, 'the attribute on the rebuilt type')
+        call MPIX_Type_unregister_marshaled_keyval(keyval, ierr)
+        call check(ierr == MPI_SUCCESS, 'unregister_marshaled_keyval')
+        calls = 0
+        call MPIX_Type_marshal('external', t, bytes, n, w, ierr)
+        call check(ierr == MPI_SUCCESS .and. calls == 0, 'no callback once unregistered')
+        call MPI_Type_free(copy, ierr)
+        call MPI_Type_free(t, ierr)
+        call MPI_Type_free_keyval(keyval, ierr)
+    end subroutine
+
     integer function record_type() result(t)
         integer :: s, ierr
         type(record) :: rr(2)
