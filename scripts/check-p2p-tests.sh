@@ -18,6 +18,12 @@ checker_env=(MPIX_CHECK_P2P=1 MPIX_CHECK_TIMEOUT=10)
 json_kind='"kind":"p2p-signature"'
 one_report=1
 . scripts/check-common.sh
+# Whether mpi.h has partitioned communication (MPI 4; not Open MPI 4).
+has_partitioned() {
+    echo '#include <mpi.h>
+int f(MPI_Request *r) { return MPI_Psend_init(0, 1, 0, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_INFO_NULL, r); }' |
+        "$MPICC" -x c -Werror=implicit-function-declaration -c -o /dev/null - 2>/dev/null
+}
 
 for n in 2 4; do
     l=$((n - 1))
@@ -90,6 +96,14 @@ EOF2
     else
         echo "skip large-count, isendrecv -n $n: mpi.h has no MPI-4 forms"
     fi
+    if has_partitioned; then
+        scenario partitioned "$n" fail -- partitioned <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 23 (reported by rank $l of $n)
+mpix-check:     rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
+EOF2
+    else
+        echo "skip partitioned -n $n: mpi.h has no MPI_Psend_init"
+    fi
     scenario intercomm "$n" fail -- intercomm <<EOF2
 mpix-check: MPI_Recv on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the type signatures do not match: the message from remote group rank 0 with tag 21 (reported by rank 0 of $((n / 2)))
 mpix-check:   remote group rank 0 sends (count, datatype) = 1 x MPI_INT: 1 element
@@ -107,7 +121,11 @@ warn: continued after the report (rc 0, source 0, tag 7)
 EOF2
 
     # The false-positive suite: no report, and the same results without the checker.
-    correct p2p-correct "$n" p2p_correct
+    # Its partitioned part runs wherever mpi.h has MPI_Psend_init.
+    if correct p2p-correct "$n" p2p_correct && has_partitioned &&
+        ! grep -q "^p2p-correct: partitioned" "$out/p2p-correct-checked-t20-$n.log"; then
+        fail "p2p-correct -n $n: mpi.h declares MPI_Psend_init but the partitioned part did not run"
+    fi
 done
 # A long run stays bounded (issue 16): 10^6 messages under -n 2, VmRSS and
 # the checker's companions in flight / queued receives within p2p_long.c's

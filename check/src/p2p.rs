@@ -124,10 +124,12 @@
 //! mpi.h declares it (`cfg(mpi_large_count)`), `MPI_Cancel`,
 //! `MPI_Request_free`, and the completion of receives by every Wait/Test
 //! form. (`MPI_Probe`/`MPI_Iprobe` need no wrapper: they take no message.)
-//! Not wrapped: the partitioned `MPI_Psend_init`/`MPI_Precv_init` (MPI 4):
-//! a program that uses them on a checked communicator must not enable the
-//! checks (a message without a companion, or a receive that takes a
-//! message without its companion, misaligns the companions that follow).
+//! Not wrapped, and needing no companion: the partitioned
+//! `MPI_Psend_init`/`MPI_Precv_init` (MPI 4). A partitioned send matches
+//! only a partitioned receive (MPI 4.0, 4.2), so no receive the checker
+//! pairs can take a partitioned message, and no companion is missing;
+//! their requests' Wait/Test forms are polled as any other's (tested on a
+//! checked communicator between regular messages of the same tag).
 //! Under `MPI_THREAD_MULTIPLE`, two threads sending on the same
 //! (communicator, destination, tag) could post the user messages and the
 //! companions in different orders; the checks assume one thread per such
