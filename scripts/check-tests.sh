@@ -15,7 +15,9 @@ errors=errors
 limit=120
 checker_env=(MPIX_CHECK_TIMEOUT=3)
 json_kind='"tool":"mpix-check"'
-one_report=0
+# One report per finding (the other ranks of a finding print one line
+# pointing at it); the exceptions say why.
+one_report=1
 . scripts/check-common.sh
 
 for n in 2 4; do
@@ -38,6 +40,7 @@ EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
 mpix-check:   $others: root 0
 mpix-check:   rank $l: root $l
+mpix-check: rank $l of $n is in the finding on MPI_Bcast on MPI_COMM_WORLD, call #1 there, that rank 0 reports
 EOF2
     scenario op "$n" fail -- op <<EOF2
 mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #1 there: the ranks passed different ops
@@ -141,12 +144,16 @@ EOF2
     else
         upper="ranks 2, 3 (world ranks 2, 3)"; lower="ranks 0, 1 (world ranks 0, 1)"
     fi
+    # Two findings (one per communicator), each printed by every waiting
+    # rank: stuck ranks cannot agree on one reporter.
+    one_report=0
     scenario timeout-two-comms "$n" fail -- two_comms <<EOF2
 on comm1, call #1 there: no matching check from the other ranks after 3 s
 is waiting in MPI_Bcast (call #1 on comm1)
 mpix-check:   $upper: not arrived: waiting in MPI_Bcast (call #1 on comm2)
 mpix-check:   $lower: not arrived: waiting in MPI_Bcast (call #1 on comm1)
 EOF2
+    one_report=1
     scenario timeout-bcast-as-send "$n" fail -- bcast_as_send <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: no matching check from the other ranks after 3 s
 rank 0 is waiting in MPI_Bcast (call #1 on MPI_COMM_WORLD)
@@ -156,6 +163,8 @@ EOF2
 mpix-check: MPI_Bcast on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the roots break the intercommunicator rule
 group rank 0: MPI_ROOT
 EOF2
+    # A signature finding per differing pair of ranks (at -n 4, two).
+    one_report=0
     scenario inter-signature "$n" fail -- inter_allgather <<EOF2
 mpix-check: MPI_Allgather on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the type signatures of the data remote group rank 0 sends to local group rank 0 do not match
 remote group rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes
@@ -163,6 +172,7 @@ local group rank 0 receives (recvcount, recvtype) = 1 x MPI_FLOAT: 1 element, 4 
 remote group rank 0 has MPI_INT at element 0 of 1 x MPI_INT
 local group rank 0 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
+    one_report=1
     if [ "$n" = 4 ]; then # one rank per group at -n 2: high cannot differ within a group
         scenario inter-merge-high "$n" fail -- inter_high <<EOF2
 mpix-check: MPI_Intercomm_merge on an unnamed intercommunicator (2 local, 2 remote ranks), call #1 there: the ranks passed different high

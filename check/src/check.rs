@@ -884,7 +884,17 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
         }
         return;
     }
-    if !f.reporters().contains(&place(st).0) {
+    let reporters = f.reporters();
+    if !reporters.contains(&place(st).0) {
+        return;
+    }
+    // One report per finding (every rank's call site is in it): its first
+    // group's first rank prints it; each other group's first rank points
+    // at it in one line.
+    if reporters[0] != place(st).0 {
+        let mut r = base_report(call, st, f.kind(), String::new());
+        (r.rank, r.size) = place(st);
+        r.emit_pointer(reporters[0]);
         return;
     }
     let (summary, details) = group_lines(call, st, recs, f);

@@ -87,6 +87,22 @@ impl Report {
         s
     }
 
+    /// The one line of a rank whose finding another rank reports
+    /// (`reporter`, in the same numbering as `rank`).
+    pub fn pointer_text(&self, reporter: usize) -> String {
+        format!(
+            "mpix-check: rank {} of {} is in the finding on {} on {}, call #{} there, that rank {reporter} reports\n",
+            self.rank, self.size, self.call, self.comm, self.seq
+        )
+    }
+
+    /// Prints `pointer_text`; the JSON line is the reporter's.
+    pub fn emit_pointer(&self, reporter: usize) {
+        let _ = std::io::stderr()
+            .lock()
+            .write_all(self.pointer_text(reporter).as_bytes());
+    }
+
     pub fn json(&self, world_rank: i32) -> String {
         let mut s = format!(
             "{{\"tool\":\"mpix-check\",\"world_rank\":{world_rank},\"rank\":{},\"size\":{},\"call\":{},\"comm\":{},\"seq\":{},\"kind\":{},\"summary\":{},\"details\":[{}]",
