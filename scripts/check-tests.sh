@@ -42,6 +42,15 @@ mpix-check:   $others: root 0
 mpix-check:   rank $l: root $l
 mpix-check: rank $l of $n is in the finding on MPI_Bcast on MPI_COMM_WORLD, call #1 there, that rank 0 reports
 EOF2
+    if [ "$n" = 4 ]; then # two ranks per half: a root can differ within the odd half
+        # Ranks named in the communicator and in MPI_COMM_WORLD.
+        scenario split-root "$n" fail -- split_root <<EOF2
+mpix-check: MPI_Bcast on an unnamed communicator of 2 ranks, call #1 there: the ranks passed different roots (reported by rank 0 of 2)
+mpix-check:   rank 0 (world rank 1): root 0
+mpix-check:   rank 1 (world rank 3): root 1
+mpix-check: rank 1 of 2 is in the finding on MPI_Bcast on an unnamed communicator of 2 ranks, call #1 there, that rank 0 reports
+EOF2
+    fi
     scenario op "$n" fail -- op <<EOF2
 mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #1 there: the ranks passed different ops
 mpix-check:   $others: MPI_SUM

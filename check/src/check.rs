@@ -678,7 +678,7 @@ fn rank_set(st: &State, ranks: &[usize]) -> String {
         format!("{s} {}", ranks_text(r))
     };
     let Some(x) = &st.inter else {
-        return text(ranks);
+        return format!("{}{}", text(ranks), world_ranks(st, ranks));
     };
     let side = |local: bool| -> Vec<usize> {
         let mut v: Vec<usize> = ranks
@@ -695,6 +695,24 @@ fn rank_set(st: &State, ranks: &[usize]) -> String {
         .map(|(v, g)| format!("{g} group {}", text(&v)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// " (world ranks 4-6)" for `ranks` of a communicator whose ranks are not
+/// the world's own (empty on MPI_COMM_WORLD and its duplicates, and when
+/// MPI cannot say). Slow path only: it asks MPI for the groups.
+fn world_ranks(st: &State, ranks: &[usize]) -> String {
+    let m = mpi::channel::members(mpi::bits(st.dup));
+    if m.is_empty() || m.iter().enumerate().all(|(i, &w)| w == i as i32) {
+        return String::new();
+    }
+    let mut w: Vec<usize> = ranks
+        .iter()
+        .filter_map(|&r| m.get(r).copied())
+        .filter_map(|w| usize::try_from(w).ok())
+        .collect();
+    w.sort_unstable();
+    let s = if w.len() == 1 { "" } else { "s" };
+    format!(" (world rank{s} {})", ranks_text(&w))
 }
 
 fn base_report(call: &Call, st: &State, kind: &'static str, summary: String) -> Report {

@@ -33,6 +33,17 @@ int main(int argc, char **argv) {
         else rc = MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
     } else if (!strcmp(s, "root")) { /* paper examples 4 and 5 */
         rc = MPI_Bcast(buf, 1, MPI_INT, last ? rank : 0, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "split_root")) {
+        /* On the odd ranks' half (comm rank k is world rank 2k + 1), the
+         * half's last rank passes itself as root; the even half is correct. */
+        MPI_Comm half;
+        int hrank, hsize;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+        MPI_Comm_rank(half, &hrank);
+        MPI_Comm_size(half, &hsize);
+        int odd_last = rank % 2 == 1 && hrank == hsize - 1;
+        rc = MPI_Bcast(buf, 1, MPI_INT, odd_last ? hrank : 0, half);
+        MPI_Comm_free(&half);
     } else if (!strcmp(s, "op")) {
         rc = MPI_Allreduce(buf, out, 4, MPI_INT, last ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
     } else if (!strcmp(s, "user_op")) {
