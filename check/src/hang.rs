@@ -1287,6 +1287,7 @@ pub fn timed_out(
     unsafe { PMPI_Comm_size(comm_world(), &mut size) };
     let all: Vec<i32> = (0..size).filter(|&r| r != me).collect();
     let g = grace(timeout);
+    let asked: Vec<u32> = all.iter().map(|&r| mpi::channel::queries_from(r)).collect();
     let Some(first) = round(&all, g, None, step)? else {
         return Ok(After::Done);
     };
@@ -1389,10 +1390,25 @@ pub fn timed_out(
     }
     report(timeout, waited, me, &nodes, &mine_reach, &in_hang);
     if config().mode == Mode::Fatal {
-        let until = Instant::now() + g;
-        while Instant::now() < until {
+        // Each rank of the hang decides by two rounds of queries of its
+        // own; once each has asked twice since this rank's first round,
+        // its line pointing at the report is out (a grace more for the
+        // write). Bounded: a timeout and two graces at most.
+        let pointed = || {
+            all.iter()
+                .zip(&asked)
+                .all(|(&r, &a)| !in_hang.contains(&r) || mpi::channel::queries_from(r) >= a + 2)
+        };
+        let last = Instant::now() + timeout + 2 * g;
+        let mut until = Instant::now() + g;
+        let mut done = false;
+        while Instant::now() < until.min(last) || (!done && Instant::now() < last) {
             let _ = step();
             mpi::channel::answer_queries();
+            if !done && pointed() {
+                done = true;
+                until = Instant::now() + g;
+            }
         }
         mpi::abort_job();
     }

@@ -149,9 +149,33 @@ pub fn ask(members: &[i32]) -> u64 {
 
 /// Answers the queries that arrived, with the check this thread waits in,
 /// or its point-to-point wait (`crate::hang`).
+/// How many queries each world rank sent this one (index: the rank): a
+/// hang's reporter waits, before it ends the job, until each rank of the
+/// hang has asked twice more, so their lines pointing at the report are out.
+static QUERIES_FROM: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// The queries `rank` has sent this rank so far.
+pub fn queries_from(rank: i32) -> u32 {
+    let q = QUERIES_FROM.lock().unwrap_or_else(|e| e.into_inner());
+    usize::try_from(rank)
+        .ok()
+        .and_then(|r| q.get(r).copied())
+        .unwrap_or(0)
+}
+
+fn count_query(rank: i32) {
+    let Ok(r) = usize::try_from(rank) else { return };
+    let mut q = QUERIES_FROM.lock().unwrap_or_else(|e| e.into_inner());
+    if q.len() <= r {
+        q.resize(r + 1, 0);
+    }
+    q[r] += 1;
+}
+
 pub fn answer_queries() {
     let Some(comm) = channel() else { return };
     while let Some((source, q)) = take(comm, TAG_QUERY) {
+        count_query(source);
         let serial = words(&q).first().copied().unwrap_or(0);
         let mut out = Vec::new();
         if let Some(w) = watchdog::current() {
