@@ -274,6 +274,7 @@ extern "C" fn delete_channel(value: *mut c_void) {
     // SAFETY: every value of the keyval is a Box<Channel> leaked by
     // `setup`; MPI calls this once per value.
     let mut ch = *unsafe { Box::from_raw(value as *mut Channel) };
+    mpi::errhandler::forget(ch.comm, false);
     if ch.lost {
         drop_arrived(&ch);
     } else {
@@ -301,7 +302,7 @@ fn keyval() -> Option<c_int> {
 /// Makes `comm`'s channel: called where every member of `comm` is in a
 /// collective call (it duplicates `comm` and sets the type exchange up on
 /// the duplicate; on an intercommunicator, both groups are in the call).
-pub fn setup(comm: MPI_Comm) {
+pub fn setup(comm: MPI_Comm, parent: Option<MPI_Comm>) {
     if !enabled()
         || SETTING_UP.with(|s| s.get())
         || mpi::bits(comm) == mpi::bits(mpi::comm_null())
@@ -312,16 +313,31 @@ pub fn setup(comm: MPI_Comm) {
     // The exchange's own duplicates come back through the wrapped
     // MPI_Comm_dup: they get no channel.
     SETTING_UP.with(|s| s.set(true));
-    make_channel(comm);
+    if make_channel(comm) {
+        // A failed receive is reported before the user's handler sees
+        // its error (mpi::errhandler).
+        mpi::errhandler::install(comm, parent);
+    }
     SETTING_UP.with(|s| s.set(false));
 }
 
 thread_local! {
     static SETTING_UP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Checks made on a failed call's path: their reports are printed,
+    /// not raised (the MPI's error is handed on after them).
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-fn make_channel(comm: MPI_Comm) {
-    let Some(kv) = keyval() else { return };
+/// Runs `f` with the reports printed, not raised.
+fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    let prev = QUIET.with(|q| q.replace(true));
+    let out = f();
+    QUIET.with(|q| q.set(prev));
+    out
+}
+
+fn make_channel(comm: MPI_Comm) -> bool {
+    let Some(kv) = keyval() else { return false };
     let (mut inter, mut rank, mut size) = (0, 0, 0);
     let mut dup = mpi::comm_null();
     // SAFETY: queries of a valid communicator and its duplicate.
@@ -332,7 +348,7 @@ fn make_channel(comm: MPI_Comm) {
             && PMPI_Comm_dup(comm, &mut dup) == 0
     };
     if !ok {
-        return;
+        return false;
     }
     // SAFETY: the checker's duplicate; its errors come back as codes.
     unsafe { PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN) };
@@ -352,9 +368,10 @@ fn make_channel(comm: MPI_Comm) {
     // SAFETY: attaches the channel; MPI calls delete_channel at free.
     if unsafe { PMPI_Comm_set_attr(comm, kv, ch as *mut c_void) } != 0 {
         delete_channel(ch as *mut c_void);
-        return;
+        return false;
     }
     lock(channels()).push(ch as usize);
+    true
 }
 
 /// The channels alive (their addresses), for `mpix_check_p2p_pending`.
@@ -443,6 +460,7 @@ pub fn finalize(comm: MPI_Comm) {
         return;
     }
     reap(true);
+    mpi::errhandler::forget(comm, true);
     let kv = KEYVAL.load(Ordering::Acquire);
     if kv != i32::MIN && channel(comm).is_some() {
         // SAFETY: deletes our attribute, which runs delete_channel.
@@ -885,6 +903,16 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
     drain(ch)
 }
 
+/// A receive failed with a truncation (MPI_ERR_TRUNCATE): MPI matched
+/// its message, whose source and tag `status` gives; it is checked as a
+/// completed receive, its report printed and not raised (the MPI's error
+/// is handed to the user's handler after it).
+pub fn truncated(key: Option<(usize, u64)>, status: &MPI_Status) {
+    quietly(|| {
+        let _ = received(key, status);
+    });
+}
+
 fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {
     // SAFETY: read mpi-sys's copies of the wildcards.
     let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
@@ -1161,7 +1189,7 @@ fn report(
         fields,
     };
     rep.emit(mpi::world_rank_cached());
-    if report::config().mode == Mode::Warn {
+    if report::config().mode == Mode::Warn || QUIET.with(|q| q.get()) {
         return Ok(());
     }
     Err(mpi::raise_code(ch.comm, None, mpi::p2p_error_code()))
@@ -1406,6 +1434,14 @@ fn completed(key: u64, status: &MPI_Status) -> Result<(), c_int> {
     }
 }
 
+/// The request at `key` failed with a truncation: the receive under it
+/// is checked (`truncated`).
+fn completed_truncated(key: u64, status: &MPI_Status) {
+    if let Some(k) = take(key) {
+        truncated(Some(k), status);
+    }
+}
+
 /// `PMPI_Wait` and the checks of the receive it completes.
 ///
 /// # Safety
@@ -1423,10 +1459,16 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
     } else {
         status
     };
+    let deferred = mpi::errhandler::defer();
     // SAFETY: the user's request; st is the user's status or ours.
     let rc = unsafe { crate::hang::wait(request, st) };
+    let caught = deferred.finish();
     if rc != 0 {
-        return rc;
+        if mpi::errhandler::truncated(rc) {
+            // SAFETY: MPI wrote the status of the message it matched.
+            completed_truncated(key, unsafe { &*st });
+        }
+        return mpi::errhandler::hand_on(caught, rc);
     }
     // SAFETY: MPI wrote the status.
     completed(key, unsafe { &*st }).err().unwrap_or(rc)
@@ -1449,10 +1491,19 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
     } else {
         status
     };
+    let deferred = mpi::errhandler::defer();
     // SAFETY: as for wait.
     let rc = unsafe { crate::hang::test(request, flag, st) };
+    let caught = deferred.finish();
+    if rc != 0 {
+        if mpi::errhandler::truncated(rc) {
+            // SAFETY: MPI wrote the status of the message it matched.
+            completed_truncated(key, unsafe { &*st });
+        }
+        return mpi::errhandler::hand_on(caught, rc);
+    }
     // SAFETY: MPI wrote flag.
-    if rc != 0 || unsafe { *flag } == 0 {
+    if unsafe { *flag } == 0 {
         return rc;
     }
     // SAFETY: MPI wrote the status.
@@ -1477,9 +1528,25 @@ unsafe fn over_array(
     } else {
         statuses
     };
+    let deferred = mpi::errhandler::defer();
     let rc = f(st);
+    let caught = deferred.finish();
     if rc != 0 {
-        return rc;
+        // Each status says: the receives that completed (a truncated one
+        // too: its message was matched) are checked, reports printed.
+        if mpi::errhandler::in_status(rc) {
+            for (i, j) in done() {
+                // SAFETY: MPI wrote status j.
+                let s = unsafe { &*st.add(j) };
+                if let Some(&k) = keys.get(i) {
+                    if s.MPI_ERROR == 0 || mpi::errhandler::truncated(s.MPI_ERROR) {
+                        quietly(|| completed(k, s)).ok();
+                    }
+                }
+            }
+        }
+        drop(own);
+        return mpi::errhandler::hand_on(caught, rc);
     }
     let mut out = rc;
     for (i, j) in done() {
@@ -1580,10 +1647,21 @@ pub unsafe fn any(
     } else {
         status
     };
+    let deferred = mpi::errhandler::defer();
     let rc = call(st);
+    let caught = deferred.finish();
     // SAFETY: MPI wrote index (and flag).
     let (i, done) = unsafe { (*index, flag.map_or(true, |f| *f != 0)) };
-    if rc != 0 || !done || i == mpi::undefined() || i < 0 {
+    if rc != 0 {
+        if mpi::errhandler::truncated(rc) && i != mpi::undefined() && i >= 0 {
+            if let Some(&k) = keys.get(i as usize) {
+                // SAFETY: MPI wrote the status of the message it matched.
+                completed_truncated(k, unsafe { &*st });
+            }
+        }
+        return mpi::errhandler::hand_on(caught, rc);
+    }
+    if !done || i == mpi::undefined() || i < 0 {
         return rc;
     }
     match keys.get(i as usize) {
