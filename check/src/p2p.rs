@@ -76,6 +76,17 @@
 //! truncation) with the message sent, and a message without its companion
 //! would leave its receiver waiting, so the companion stays.
 //!
+//! *A receive that fails with a truncation* (the message is larger than
+//! the receive: `MPI_ERR_TRUNCATE`, or `MPI_ERR_IN_STATUS` whose status
+//! says so) was matched: its status gives the source and tag, so it is
+//! checked as a completed receive (its companion taken in order), the
+//! report printed and not raised; then MPI's error goes to the user's
+//! handler. That needs the error back from MPI before the user's handler
+//! (by default fatal) sees it: the checker's own error handler, installed
+//! on each communicator with a channel, keeps the errors raised inside the
+//! checked calls (`crate::mpi::errhandler`). Another failed receive
+//! posted nothing (`not_posted`).
+//!
 //! *A cancelled send.* `MPI_Cancel` of a nonblocking send is watched; when
 //! its completion (any Wait/Test form) shows MPI cancelled the message,
 //! the companion is cancelled too. The companion is cancelled only after
@@ -123,8 +134,9 @@
 //! with `MPI_Mrecv`/`MPI_Imrecv`, the large-count `_c` form of each where
 //! mpi.h declares it (`cfg(mpi_large_count)`), `MPI_Cancel`,
 //! `MPI_Request_free`, and the completion of receives by every Wait/Test
-//! form. (`MPI_Probe`/`MPI_Iprobe` need no wrapper: they take no message.)
-//! Not wrapped: the partitioned `MPI_Psend_init`/`MPI_Precv_init` (MPI 4):
+//! form, `MPI_Comm_set_errhandler`/`MPI_Comm_get_errhandler` (the
+//! user's handler, kept by `crate::mpi::errhandler`). (`MPI_Probe`/
+//! `MPI_Iprobe` need no wrapper: they take no message.) Not wrapped: the partitioned `MPI_Psend_init`/`MPI_Precv_init` (MPI 4):
 //! a program that uses them on a checked communicator must not enable the
 //! checks (a message without a companion, or a receive that takes a
 //! message without its companion, misaligns the companions that follow).
