@@ -52,9 +52,12 @@ extern "C" {
 /// The checker's handler (its bits; 0: not made, u64::MAX: MPI refused).
 static OURS: AtomicU64 = AtomicU64::new(0);
 
+/// A thread's deferred call: whether it is in one, and the (communicator,
+/// code) MPI raised in it (one thread-local: the hot path's cost).
+type DeferredState = (bool, Option<(u64, c_int)>);
+
 thread_local! {
-    static DEFERRED: Cell<bool> = const { Cell::new(false) };
-    static CAUGHT: Cell<Option<(u64, c_int)>> = const { Cell::new(None) };
+    static DEFERRED: Cell<DeferredState> = const { Cell::new((false, None)) };
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     static HELD: RefCell<Option<MutexGuard<'static, ()>>> = const { RefCell::new(None) };
 }
@@ -230,8 +233,8 @@ extern "C" fn on_error(comm: *mut MPI_Comm, code: *mut c_int) {
     }
     // SAFETY: MPI passes the communicator and the code.
     let (comm, code) = unsafe { (*comm, *code) };
-    if DEFERRED.with(|d| d.get()) {
-        CAUGHT.with(|c| c.set(Some((bits(comm), code))));
+    if DEFERRED.with(|d| d.get().0) {
+        DEFERRED.with(|d| d.set((true, Some((bits(comm), code)))));
         return;
     }
     dispatch(comm, code);
@@ -260,10 +263,11 @@ pub struct Deferred {
 
 /// Starts a deferred call (a thread-local store: the hot path).
 pub fn defer() -> Deferred {
-    let prev = DEFERRED.with(|d| d.replace(true));
-    if !prev {
-        CAUGHT.with(|c| c.set(None));
-    }
+    let prev = DEFERRED.with(|d| {
+        let (prev, caught) = d.get();
+        d.set((true, if prev { caught } else { None }));
+        prev
+    });
     Deferred { prev, done: false }
 }
 
@@ -271,12 +275,18 @@ impl Deferred {
     /// Ends the deferred call: the (communicator, code) MPI raised, if any.
     pub fn finish(mut self) -> Option<(MPI_Comm, c_int)> {
         self.done = true;
-        DEFERRED.with(|d| d.set(self.prev));
-        if self.prev {
-            return None;
-        }
-        CAUGHT
-            .with(|c| c.take())
+        let prev = self.prev;
+        DEFERRED
+            .with(|d| {
+                let (_, caught) = d.get();
+                // A nested call leaves what it caught to the outer one.
+                d.set((prev, if prev { caught } else { None }));
+                if prev {
+                    None
+                } else {
+                    caught
+                }
+            })
             .map(|(b, code)| (super::from_bits(b), code))
     }
 }
@@ -284,7 +294,8 @@ impl Deferred {
 impl Drop for Deferred {
     fn drop(&mut self) {
         if !self.done {
-            DEFERRED.with(|d| d.set(self.prev));
+            let prev = self.prev;
+            DEFERRED.with(|d| d.set((prev, d.get().1.filter(|_| prev))));
         }
     }
 }

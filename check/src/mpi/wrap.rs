@@ -1761,10 +1761,7 @@ pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: MPI_Comm, eh: MPI_Errhand
 
 /// The user's handler (a new reference), not the checker's.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Comm_get_errhandler(
-    comm: MPI_Comm,
-    eh: *mut MPI_Errhandler,
-) -> c_int {
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
     if eh.is_null() {
         // SAFETY: the user's arguments (MPI reports the null pointer).
         return unsafe { PMPI_Comm_get_errhandler(comm, eh) };
