@@ -354,8 +354,8 @@ pub fn user_set(comm: MPI_Comm, eh: MPI_Errhandler) -> Option<c_int> {
 }
 
 /// `MPI_Comm_get_errhandler` of a communicator with the checker's
-/// handler: a new reference to the user's.
-pub fn user_get(comm: MPI_Comm, out: *mut MPI_Errhandler) -> Option<c_int> {
+/// handler: a new reference to the user's (None: not such a one).
+pub fn user_get(comm: MPI_Comm) -> Option<MPI_Errhandler> {
     let o = made()?;
     let known = lock(users()).contains_key(&bits(comm));
     if !known && current(comm) != bits(o) {
@@ -365,7 +365,5 @@ pub fn user_get(comm: MPI_Comm, out: *mut MPI_Errhandler) -> Option<c_int> {
     let _s = Swap::take();
     let r = hold(comm, user);
     set(comm, o);
-    // SAFETY: the user's output.
-    unsafe { *out = super::from_bits(r) };
-    Some(0)
+    Some(super::from_bits(r))
 }

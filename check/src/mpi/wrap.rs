@@ -1766,8 +1766,12 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, eh: *mut MPI_Er
         // SAFETY: the user's arguments (MPI reports the null pointer).
         return unsafe { PMPI_Comm_get_errhandler(comm, eh) };
     }
-    match mpi::errhandler::user_get(comm, eh) {
-        Some(rc) => rc,
+    match mpi::errhandler::user_get(comm) {
+        Some(h) => {
+            // SAFETY: the user's output (not null).
+            unsafe { *eh = h };
+            0
+        }
         // SAFETY: the user's arguments.
         None => unsafe { PMPI_Comm_get_errhandler(comm, eh) },
     }
