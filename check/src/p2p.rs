@@ -1475,8 +1475,9 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
     // SAFETY: the user's request; st is the user's status or ours.
     let rc = unsafe { crate::hang::wait(request, st) };
     let caught = deferred.finish();
-    if rc != 0 {
-        if mpi::errhandler::truncated(rc) {
+    let err = mpi::errhandler::error(rc, &caught);
+    if err != 0 {
+        if mpi::errhandler::truncated(err) {
             // SAFETY: MPI wrote the status of the message it matched.
             completed_truncated(key, unsafe { &*st });
         }
@@ -1507,8 +1508,9 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
     // SAFETY: as for wait.
     let rc = unsafe { crate::hang::test(request, flag, st) };
     let caught = deferred.finish();
-    if rc != 0 {
-        if mpi::errhandler::truncated(rc) {
+    let err = mpi::errhandler::error(rc, &caught);
+    if err != 0 {
+        if mpi::errhandler::truncated(err) {
             // SAFETY: MPI wrote the status of the message it matched.
             completed_truncated(key, unsafe { &*st });
         }
@@ -1543,10 +1545,11 @@ unsafe fn over_array(
     let deferred = mpi::errhandler::defer();
     let rc = f(st);
     let caught = deferred.finish();
-    if rc != 0 {
+    let err = mpi::errhandler::error(rc, &caught);
+    if err != 0 {
         // Each status says: the receives that completed (a truncated one
         // too: its message was matched) are checked, reports printed.
-        if mpi::errhandler::in_status(rc) {
+        if mpi::errhandler::in_status(rc) || mpi::errhandler::in_status(err) {
             for (i, j) in done() {
                 // SAFETY: MPI wrote status j.
                 let s = unsafe { &*st.add(j) };
@@ -1664,8 +1667,9 @@ pub unsafe fn any(
     let caught = deferred.finish();
     // SAFETY: MPI wrote index (and flag).
     let (i, done) = unsafe { (*index, flag.map_or(true, |f| *f != 0)) };
-    if rc != 0 {
-        if mpi::errhandler::truncated(rc) && i != mpi::undefined() && i >= 0 {
+    let err = mpi::errhandler::error(rc, &caught);
+    if err != 0 {
+        if mpi::errhandler::truncated(err) && i != mpi::undefined() && i >= 0 {
             if let Some(&k) = keys.get(i as usize) {
                 // SAFETY: MPI wrote the status of the message it matched.
                 completed_truncated(k, unsafe { &*st });

@@ -237,12 +237,13 @@ extern "C" fn on_error(comm: *mut MPI_Comm, code: *mut c_int) {
         DEFERRED.with(|d| d.set((true, Some((bits(comm), code)))));
         return;
     }
-    dispatch(comm, code);
+    let _ = dispatch(comm, code);
 }
 
 /// Hands `code` to the user's handler of `comm` as MPI would have: aborts
-/// under a fatal one, returns `code` when the handler returns.
-pub fn dispatch(comm: MPI_Comm, code: c_int) -> c_int {
+/// under a fatal one. Whether that handler is `MPI_ERRORS_RETURN` (the
+/// call then returns `code`).
+pub fn dispatch(comm: MPI_Comm, code: c_int) -> bool {
     let user = user_of(comm);
     let _s = Swap::take();
     set(comm, user);
@@ -251,7 +252,8 @@ pub fn dispatch(comm: MPI_Comm, code: c_int) -> c_int {
     if let Some(o) = made() {
         set(comm, o);
     }
-    code
+    // SAFETY: reads mpi-sys's copy of MPI_ERRORS_RETURN.
+    bits(user) == bits(unsafe { RSMPI_ERRORS_RETURN })
 }
 
 /// A point-to-point call the checker runs for the user: an error MPI
@@ -300,13 +302,29 @@ impl Drop for Deferred {
     }
 }
 
-/// Hands on what a deferred call caught (`rc` when nothing was: the
-/// communicator returns errors).
+/// The error of a deferred call that returned `rc`: `rc`, or the code
+/// MPI raised when it returned MPI_SUCCESS after the checker's handler
+/// (MPICH 5.0 does so after a user-defined handler).
+pub fn error(rc: c_int, caught: &Option<(MPI_Comm, c_int)>) -> c_int {
+    match (rc, caught) {
+        (0, Some((_, code))) => *code,
+        _ => rc,
+    }
+}
+
+/// Hands on what a deferred call that returned `rc` caught: what the call
+/// returns, as without the checker. The MPI's return after a user-defined
+/// handler is `rc` (the checker's is one too), after `MPI_ERRORS_RETURN`
+/// the error.
 pub fn hand_on(caught: Option<(MPI_Comm, c_int)>, rc: c_int) -> c_int {
     match caught {
         Some((comm, code)) => {
-            dispatch(comm, code);
-            rc
+            let returns = dispatch(comm, code);
+            if rc == 0 && returns {
+                code
+            } else {
+                rc
+            }
         }
         None => rc,
     }

@@ -150,9 +150,10 @@ fn checked_receive(
     let deferred = key.map(|_| errhandler::defer());
     let rc = f(st);
     let caught = deferred.and_then(|d| d.finish());
-    if rc != 0 {
+    let err = errhandler::error(rc, &caught);
+    if err != 0 {
         unsent(send);
-        if key.is_some() && errhandler::truncated(rc) {
+        if key.is_some() && errhandler::truncated(err) {
             // SAFETY: MPI wrote the status of the message it matched.
             truncated(key, unsafe { &*st });
         } else {

@@ -209,8 +209,10 @@ int main(int argc, char **argv) {
                 MPI_Status sts[2];
                 MPI_Irecv(got, 2, MPI_INT, 0, 31, MPI_COMM_WORLD, &q[0]);
                 MPI_Irecv(got + 2, 1, MPI_INT, 0, 32, MPI_COMM_WORLD, &q[1]);
+                sts[0].MPI_ERROR = sts[1].MPI_ERROR = MPI_SUCCESS;
                 rc = MPI_Waitall(2, q, sts);
-                if (rc == MPI_ERR_IN_STATUS) {
+                /* (MPICH 5.0 returns MPI_SUCCESS after a user's handler.) */
+                if (rc == MPI_ERR_IN_STATUS || sts[0].MPI_ERROR != MPI_SUCCESS) {
                     /* MPICH stops at the failed one: the other is pending. */
                     if (sts[1].MPI_ERROR == MPI_ERR_PENDING) MPI_Wait(&q[1], MPI_STATUS_IGNORE);
                     rc = sts[0].MPI_ERROR;
