@@ -76,6 +76,17 @@
 //! truncation) with the message sent, and a message without its companion
 //! would leave its receiver waiting, so the companion stays.
 //!
+//! *A receive that fails with a truncation* (the message is larger than
+//! the receive: `MPI_ERR_TRUNCATE`, or `MPI_ERR_IN_STATUS` whose status
+//! says so) was matched: its status gives the source and tag, so it is
+//! checked as a completed receive (its companion taken in order), the
+//! report printed and not raised; then MPI's error goes to the user's
+//! handler. That needs the error back from MPI before the user's handler
+//! (by default fatal) sees it: the checker's own error handler, installed
+//! on each communicator with a channel, keeps the errors raised inside the
+//! checked calls (`crate::mpi::errhandler`). Another failed receive
+//! posted nothing (`not_posted`).
+//!
 //! *A cancelled send.* `MPI_Cancel` of a nonblocking send is watched; when
 //! its completion (any Wait/Test form) shows MPI cancelled the message,
 //! the companion is cancelled too. The companion is cancelled only after
@@ -123,7 +134,9 @@
 //! with `MPI_Mrecv`/`MPI_Imrecv`, the large-count `_c` form of each where
 //! mpi.h declares it (`cfg(mpi_large_count)`), `MPI_Cancel`,
 //! `MPI_Request_free`, and the completion of receives by every Wait/Test
-//! form. (`MPI_Probe`/`MPI_Iprobe` need no wrapper: they take no message.)
+//! form, `MPI_Comm_set_errhandler`/`MPI_Comm_get_errhandler` (the
+//! user's handler, kept by `crate::mpi::errhandler`). (`MPI_Probe`/
+//! `MPI_Iprobe` need no wrapper: they take no message.)
 //! Not wrapped, and needing no companion: the partitioned
 //! `MPI_Psend_init`/`MPI_Precv_init` (MPI 4). A partitioned send matches
 //! only a partitioned receive (MPI 4.0, 4.2), so no receive the checker
@@ -276,6 +289,7 @@ extern "C" fn delete_channel(value: *mut c_void) {
     // SAFETY: every value of the keyval is a Box<Channel> leaked by
     // `setup`; MPI calls this once per value.
     let mut ch = *unsafe { Box::from_raw(value as *mut Channel) };
+    mpi::errhandler::forget(ch.comm, false);
     if ch.lost {
         drop_arrived(&ch);
     } else {
@@ -303,7 +317,7 @@ fn keyval() -> Option<c_int> {
 /// Makes `comm`'s channel: called where every member of `comm` is in a
 /// collective call (it duplicates `comm` and sets the type exchange up on
 /// the duplicate; on an intercommunicator, both groups are in the call).
-pub fn setup(comm: MPI_Comm) {
+pub fn setup(comm: MPI_Comm, parent: Option<MPI_Comm>) {
     if !enabled()
         || SETTING_UP.with(|s| s.get())
         || mpi::bits(comm) == mpi::bits(mpi::comm_null())
@@ -314,16 +328,31 @@ pub fn setup(comm: MPI_Comm) {
     // The exchange's own duplicates come back through the wrapped
     // MPI_Comm_dup: they get no channel.
     SETTING_UP.with(|s| s.set(true));
-    make_channel(comm);
+    if make_channel(comm) {
+        // A failed receive is reported before the user's handler sees
+        // its error (mpi::errhandler).
+        mpi::errhandler::install(comm, parent);
+    }
     SETTING_UP.with(|s| s.set(false));
 }
 
 thread_local! {
     static SETTING_UP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Checks made on a failed call's path: their reports are printed,
+    /// not raised (the MPI's error is handed on after them).
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-fn make_channel(comm: MPI_Comm) {
-    let Some(kv) = keyval() else { return };
+/// Runs `f` with the reports printed, not raised.
+fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    let prev = QUIET.with(|q| q.replace(true));
+    let out = f();
+    QUIET.with(|q| q.set(prev));
+    out
+}
+
+fn make_channel(comm: MPI_Comm) -> bool {
+    let Some(kv) = keyval() else { return false };
     let (mut inter, mut rank, mut size) = (0, 0, 0);
     let mut dup = mpi::comm_null();
     // SAFETY: queries of a valid communicator and its duplicate.
@@ -334,7 +363,7 @@ fn make_channel(comm: MPI_Comm) {
             && PMPI_Comm_dup(comm, &mut dup) == 0
     };
     if !ok {
-        return;
+        return false;
     }
     // SAFETY: the checker's duplicate; its errors come back as codes.
     unsafe { PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN) };
@@ -354,9 +383,10 @@ fn make_channel(comm: MPI_Comm) {
     // SAFETY: attaches the channel; MPI calls delete_channel at free.
     if unsafe { PMPI_Comm_set_attr(comm, kv, ch as *mut c_void) } != 0 {
         delete_channel(ch as *mut c_void);
-        return;
+        return false;
     }
     lock(channels()).push(ch as usize);
+    true
 }
 
 /// The channels alive (their addresses), for `mpix_check_p2p_pending`.
@@ -445,6 +475,7 @@ pub fn finalize(comm: MPI_Comm) {
         return;
     }
     reap(true);
+    mpi::errhandler::forget(comm, true);
     let kv = KEYVAL.load(Ordering::Acquire);
     if kv != i32::MIN && channel(comm).is_some() {
         // SAFETY: deletes our attribute, which runs delete_channel.
@@ -887,6 +918,16 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
     drain(ch)
 }
 
+/// A receive failed with a truncation (MPI_ERR_TRUNCATE): MPI matched
+/// its message, whose source and tag `status` gives; it is checked as a
+/// completed receive, its report printed and not raised (the MPI's error
+/// is handed to the user's handler after it).
+pub fn truncated(key: Option<(usize, u64)>, status: &MPI_Status) {
+    quietly(|| {
+        let _ = received(key, status);
+    });
+}
+
 fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {
     // SAFETY: read mpi-sys's copies of the wildcards.
     let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
@@ -1163,7 +1204,7 @@ fn report(
         fields,
     };
     rep.emit(mpi::world_rank_cached());
-    if report::config().mode == Mode::Warn {
+    if report::config().mode == Mode::Warn || QUIET.with(|q| q.get()) {
         return Ok(());
     }
     Err(mpi::raise_code(ch.comm, None, mpi::p2p_error_code()))
@@ -1408,6 +1449,14 @@ fn completed(key: u64, status: &MPI_Status) -> Result<(), c_int> {
     }
 }
 
+/// The request at `key` failed with a truncation: the receive under it
+/// is checked (`truncated`).
+fn completed_truncated(key: u64, status: &MPI_Status) {
+    if let Some(k) = take(key) {
+        truncated(Some(k), status);
+    }
+}
+
 /// `PMPI_Wait` and the checks of the receive it completes.
 ///
 /// # Safety
@@ -1425,10 +1474,17 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
     } else {
         status
     };
+    let deferred = mpi::errhandler::defer();
     // SAFETY: the user's request; st is the user's status or ours.
     let rc = unsafe { crate::hang::wait(request, st) };
-    if rc != 0 {
-        return rc;
+    let caught = deferred.finish();
+    let err = mpi::errhandler::error(rc, &caught);
+    if err != 0 {
+        if mpi::errhandler::truncated(err) {
+            // SAFETY: MPI wrote the status of the message it matched.
+            completed_truncated(key, unsafe { &*st });
+        }
+        return mpi::errhandler::hand_on(caught, rc);
     }
     // SAFETY: MPI wrote the status.
     completed(key, unsafe { &*st }).err().unwrap_or(rc)
@@ -1451,10 +1507,20 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
     } else {
         status
     };
+    let deferred = mpi::errhandler::defer();
     // SAFETY: as for wait.
     let rc = unsafe { crate::hang::test(request, flag, st) };
+    let caught = deferred.finish();
+    let err = mpi::errhandler::error(rc, &caught);
+    if err != 0 {
+        if mpi::errhandler::truncated(err) {
+            // SAFETY: MPI wrote the status of the message it matched.
+            completed_truncated(key, unsafe { &*st });
+        }
+        return mpi::errhandler::hand_on(caught, rc);
+    }
     // SAFETY: MPI wrote flag.
-    if rc != 0 || unsafe { *flag } == 0 {
+    if unsafe { *flag } == 0 {
         return rc;
     }
     // SAFETY: MPI wrote the status.
@@ -1479,9 +1545,26 @@ unsafe fn over_array(
     } else {
         statuses
     };
+    let deferred = mpi::errhandler::defer();
     let rc = f(st);
-    if rc != 0 {
-        return rc;
+    let caught = deferred.finish();
+    let err = mpi::errhandler::error(rc, &caught);
+    if err != 0 {
+        // Each status says: the receives that completed (a truncated one
+        // too: its message was matched) are checked, reports printed.
+        if mpi::errhandler::in_status(rc) || mpi::errhandler::in_status(err) {
+            for (i, j) in done() {
+                // SAFETY: MPI wrote status j.
+                let s = unsafe { &*st.add(j) };
+                if let Some(&k) = keys.get(i) {
+                    if s.MPI_ERROR == 0 || mpi::errhandler::truncated(s.MPI_ERROR) {
+                        quietly(|| completed(k, s)).ok();
+                    }
+                }
+            }
+        }
+        drop(own);
+        return mpi::errhandler::hand_on(caught, rc);
     }
     let mut out = rc;
     for (i, j) in done() {
@@ -1582,10 +1665,22 @@ pub unsafe fn any(
     } else {
         status
     };
+    let deferred = mpi::errhandler::defer();
     let rc = call(st);
+    let caught = deferred.finish();
     // SAFETY: MPI wrote index (and flag).
     let (i, done) = unsafe { (*index, flag.map_or(true, |f| *f != 0)) };
-    if rc != 0 || !done || i == mpi::undefined() || i < 0 {
+    let err = mpi::errhandler::error(rc, &caught);
+    if err != 0 {
+        if mpi::errhandler::truncated(err) && i != mpi::undefined() && i >= 0 {
+            if let Some(&k) = keys.get(i as usize) {
+                // SAFETY: MPI wrote the status of the message it matched.
+                completed_truncated(k, unsafe { &*st });
+            }
+        }
+        return mpi::errhandler::hand_on(caught, rc);
+    }
+    if !done || i == mpi::undefined() || i < 0 {
         return rc;
     }
     match keys.get(i as usize) {

@@ -118,3 +118,25 @@ int mxc_p2p_keyval_create(int *keyval, void (*del)(void *)) {
     p2p_delete = del;
     return PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, p2p_delete_fn, keyval, NULL);
 }
+
+/* The point-to-point checker's error handler (check/src/mpi/errhandler.rs):
+   MPI calls it with a variadic tail, which the Rust function does not take. */
+static void (*p2p_errhandler)(MPI_Comm *, int *);
+
+static void p2p_errhandler_fn(MPI_Comm *comm, int *code, ...) { p2p_errhandler(comm, code); }
+
+int mxc_p2p_errhandler_create(MPI_Errhandler *eh, void (*f)(MPI_Comm *, int *)) {
+    p2p_errhandler = f;
+    return PMPI_Comm_create_errhandler(p2p_errhandler_fn, eh);
+}
+
+/* Whether eh is one of MPI's predefined handlers (its reference is not freed). */
+int mxc_errhandler_predefined(MPI_Errhandler eh) {
+#if MPI_VERSION >= 4
+    if (eh == MPI_ERRORS_ABORT) return 1;
+#endif
+    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRHANDLER_NULL;
+}
+
+int mxc_err_truncate(void) { return MPI_ERR_TRUNCATE; }
+int mxc_err_in_status(void) { return MPI_ERR_IN_STATUS; }

@@ -8,6 +8,7 @@
 //! with it (the keyval's delete callback).
 
 pub mod channel;
+pub mod errhandler;
 pub mod wrap;
 
 use crate::digest;

@@ -151,7 +151,7 @@ pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char)
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
         }
-        crate::p2p::setup(mpi::comm_world());
+        crate::p2p::setup(mpi::comm_world(), None);
     }
     rc
 }
@@ -174,7 +174,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
         }
-        crate::p2p::setup(mpi::comm_world());
+        crate::p2p::setup(mpi::comm_world(), None);
     }
     rc
 }
@@ -209,13 +209,13 @@ pub unsafe extern "C" fn MPI_Comm_set_name(comm: MPI_Comm, name: *const c_char) 
 
 /// A new communicator gets its private duplicate now, while all its
 /// members are in the call that made it.
-fn made(rc: c_int, newcomm: *mut MPI_Comm) -> c_int {
+fn made(rc: c_int, parent: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     let library_owned = mpix_marshal::library_collective_point().is_some();
     if rc == 0 && !newcomm.is_null() && !crate::internal::active() && !library_owned {
         // SAFETY: MPI wrote the new communicator.
         mpi::state(unsafe { *newcomm });
         // SAFETY: as above.
-        crate::p2p::setup(unsafe { *newcomm });
+        crate::p2p::setup(unsafe { *newcomm }, Some(parent));
         // SAFETY: as above.
         crate::hang::known(unsafe { *newcomm });
     }
@@ -225,7 +225,7 @@ fn made(rc: c_int, newcomm: *mut MPI_Comm) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     let rc = checked!(comm_dup(comm), PMPI_Comm_dup(comm, newcomm));
-    made(rc, newcomm)
+    made(rc, comm, newcomm)
 }
 
 #[no_mangle]
@@ -238,7 +238,7 @@ pub unsafe extern "C" fn MPI_Comm_dup_with_info(
         base(Coll::CommDup, comm),
         PMPI_Comm_dup_with_info(comm, info, newcomm)
     );
-    made(rc, newcomm)
+    made(rc, comm, newcomm)
 }
 
 #[no_mangle]
@@ -252,7 +252,7 @@ pub unsafe extern "C" fn MPI_Comm_split(
         base(Coll::CommSplit, comm),
         PMPI_Comm_split(comm, color, key, newcomm)
     );
-    made(rc, newcomm)
+    made(rc, comm, newcomm)
 }
 
 #[no_mangle]
@@ -267,7 +267,7 @@ pub unsafe extern "C" fn MPI_Comm_split_type(
         base(Coll::CommSplit, comm),
         PMPI_Comm_split_type(comm, split_type, key, info, newcomm)
     );
-    made(rc, newcomm)
+    made(rc, comm, newcomm)
 }
 
 #[no_mangle]
@@ -280,7 +280,7 @@ pub unsafe extern "C" fn MPI_Comm_create(
         base(Coll::CommCreate, comm),
         PMPI_Comm_create(comm, group, newcomm)
     );
-    made(rc, newcomm)
+    made(rc, comm, newcomm)
 }
 
 // Constructors the collective checks need not see (the new
@@ -298,6 +298,7 @@ pub unsafe extern "C" fn MPI_Comm_create_group(
     // SAFETY: the user's arguments.
     made(
         unsafe { PMPI_Comm_create_group(comm, group, tag, newcomm) },
+        comm,
         newcomm,
     )
 }
@@ -311,6 +312,7 @@ pub unsafe extern "C" fn MPI_Cart_sub(
     // SAFETY: the user's arguments.
     made(
         unsafe { PMPI_Cart_sub(comm, remain_dims as _, newcomm) },
+        comm,
         newcomm,
     )
 }
@@ -341,7 +343,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create(
             comm_dist_graph,
         )
     };
-    made(rc, comm_dist_graph)
+    made(rc, comm_old, comm_dist_graph)
 }
 
 #[no_mangle]
@@ -372,7 +374,7 @@ pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(
             comm_dist_graph,
         )
     };
-    made(rc, comm_dist_graph)
+    made(rc, comm_old, comm_dist_graph)
 }
 
 /// The hash of a Cartesian topology's dims and periods (which must agree).
@@ -418,7 +420,7 @@ pub unsafe extern "C" fn MPI_Cart_create(
         call,
         PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm)
     );
-    made(rc, newcomm)
+    made(rc, comm, newcomm)
 }
 
 #[no_mangle]
@@ -483,7 +485,7 @@ pub unsafe extern "C" fn MPI_Graph_create(
         call,
         PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm)
     );
-    made(rc, newcomm)
+    made(rc, comm, newcomm)
 }
 
 #[no_mangle]
@@ -511,7 +513,7 @@ pub unsafe extern "C" fn MPI_Intercomm_create(
             newintercomm
         )
     );
-    made(rc, newintercomm)
+    made(rc, local_comm, newintercomm)
 }
 
 #[no_mangle]
@@ -526,7 +528,7 @@ pub unsafe extern "C" fn MPI_Intercomm_merge(
         ..base(Coll::IntercommMerge, intercomm)
     };
     let rc = checked!(call, PMPI_Intercomm_merge(intercomm, high, newcomm));
-    made(rc, newcomm)
+    made(rc, intercomm, newcomm)
 }
 
 #[no_mangle]
@@ -1744,4 +1746,33 @@ pub unsafe extern "C" fn MPI_Testsome(
     }
     // SAFETY: the user's arguments.
     unsafe { crate::p2p::some(incount, requests, outcount, indices, statuses, true) }
+}
+
+/// The user's handler of a communicator with the point-to-point checker's
+/// own (`mpi::errhandler`) is kept by the checker, whose handler stays.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: MPI_Comm, eh: MPI_Errhandler) -> c_int {
+    match mpi::errhandler::user_set(comm, eh) {
+        Some(rc) => rc,
+        // SAFETY: the user's arguments.
+        None => unsafe { PMPI_Comm_set_errhandler(comm, eh) },
+    }
+}
+
+/// The user's handler (a new reference), not the checker's.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, eh: *mut MPI_Errhandler) -> c_int {
+    if eh.is_null() {
+        // SAFETY: the user's arguments (MPI reports the null pointer).
+        return unsafe { PMPI_Comm_get_errhandler(comm, eh) };
+    }
+    match mpi::errhandler::user_get(comm) {
+        Some(h) => {
+            // SAFETY: the user's output (not null).
+            unsafe { *eh = h };
+            0
+        }
+        // SAFETY: the user's arguments.
+        None => unsafe { PMPI_Comm_get_errhandler(comm, eh) },
+    }
 }

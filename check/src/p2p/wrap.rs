@@ -8,7 +8,8 @@
 #![allow(clippy::too_many_arguments)]
 #![allow(clippy::useless_conversion)]
 
-use super::{attach, attach_send, not_posted, received, receiving, sent, unsent};
+use super::{attach, attach_send, not_posted, received, receiving, sent, truncated, unsent};
+use crate::mpi::errhandler;
 use mpi_sys::*;
 use std::ffi::{c_int, c_void};
 
@@ -144,11 +145,21 @@ fn checked_receive(
     } else {
         status
     };
+    // An error MPI raises in the call comes back here (a truncation is
+    // reported before the user's handler sees it: crate::mpi::errhandler).
+    let deferred = key.map(|_| errhandler::defer());
     let rc = f(st);
-    if rc != 0 {
+    let caught = deferred.and_then(|d| d.finish());
+    let err = errhandler::error(rc, &caught);
+    if err != 0 {
         unsent(send);
-        not_posted(key);
-        return rc;
+        if key.is_some() && errhandler::truncated(err) {
+            // SAFETY: MPI wrote the status of the message it matched.
+            truncated(key, unsafe { &*st });
+        } else {
+            not_posted(key);
+        }
+        return errhandler::hand_on(caught, rc);
     }
     match key {
         // SAFETY: MPI wrote the status.

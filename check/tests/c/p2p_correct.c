@@ -22,6 +22,11 @@ static void status_sum(const MPI_Status *st, MPI_Datatype t) {
     checksum = (checksum * 7 + st->MPI_SOURCE * 1000 + st->MPI_TAG * 10 + n) % 1000000007L;
 }
 
+static void quiet_handler(MPI_Comm *comm, int *code, ...) {
+    (void)comm;
+    (void)code;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
@@ -486,6 +491,39 @@ int main(int argc, char **argv) {
         if (rank == 0) printf("p2p-correct: partitioned exchanges 2\n");
     }
 #endif
+    {
+        /* Error handlers (issue 29: the checker installs its own on checked
+         * communicators): MPI_Comm_get_errhandler gives what the program set,
+         * a freed user handler stays usable on its communicators, and a
+         * communicator made from one inherits it. */
+        MPI_Errhandler eh, got, u;
+        MPI_Comm c, d;
+        MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
+        int fatal = eh == MPI_ERRORS_ARE_FATAL;
+        MPI_Errhandler_free(&eh);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
+        int ret = eh == MPI_ERRORS_RETURN;
+        MPI_Errhandler_free(&eh);
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Comm_create_errhandler(quiet_handler, &u);
+        MPI_Comm_set_errhandler(c, u);
+        MPI_Comm_get_errhandler(c, &got);
+        int user = got == u;
+        MPI_Errhandler_free(&got);
+        MPI_Comm_split(c, 0, rank, &d);
+        MPI_Comm_get_errhandler(d, &got);
+        int inherited = got == u;
+        MPI_Errhandler_free(&got);
+        MPI_Errhandler_free(&u);
+        MPI_Sendrecv(ints, 2, MPI_INT, right, 40, in, 4, MPI_INT, left, 40, d, &st);
+        status_sum(&st, MPI_INT);
+        MPI_Comm_free(&d);
+        MPI_Comm_free(&c);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        if (rank == 0)
+            printf("p2p-correct: error handlers as set: %d %d %d %d\n", fatal, ret, user, inherited);
+    }
 
     long all = 0;
     MPI_Reduce(&checksum, &all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -16,6 +16,15 @@ static MPI_Datatype pair(MPI_Datatype a, MPI_Datatype b) {
     return t;
 }
 
+/* A user's error handler (the trunc_* scenarios with "user"). */
+static void user_handler(MPI_Comm *comm, int *code, ...) {
+    int cls = 0;
+    (void)comm;
+    MPI_Error_class(*code, &cls);
+    printf("user handler called: %s\n", cls == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE" : "another class");
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank, size;
@@ -186,6 +195,64 @@ int main(int argc, char **argv) {
         if (rank == 0) MPI_Send(buf, 1, MPI_INT, 1, 22, g);
         if (rank == 1) rc = MPI_Recv(buf, 1, MPI_UNSIGNED, 0, 22, g, &st);
         MPI_Comm_free(&g);
+    } else if (!strncmp(s, "trunc_", 6)) {
+        /* Issue 29: a message larger than its receive (4 MPI_INT into 2,
+         * or 2 MPI_DOUBLE into 2 MPI_INT: "types"): MPI fails the receive
+         * (MPI_ERR_TRUNCATE). argv[2]: the handler of MPI_COMM_WORLD, MPI's
+         * default ("fatal"), MPI_ERRORS_RETURN ("return") or a user function
+         * ("user", freed by the program once set). */
+        const char *how = argc > 2 ? argv[2] : "fatal";
+        if (!strcmp(how, "return")) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        if (!strcmp(how, "user")) {
+            MPI_Errhandler eh;
+            MPI_Comm_create_errhandler(user_handler, &eh);
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+            MPI_Errhandler_free(&eh);
+        }
+        int ints[4] = {1, 2, 3, 4};
+        double two[2] = {1.0, 2.0};
+        if (rank == 0) {
+            if (!strcmp(s, "trunc_types"))
+                MPI_Send(two, 2, MPI_DOUBLE, last, 31, MPI_COMM_WORLD);
+            else
+                MPI_Send(ints, 4, MPI_INT, last, 31, MPI_COMM_WORLD);
+            MPI_Send(ints, 1, MPI_INT, last, 32, MPI_COMM_WORLD);
+        }
+        if (rank == last) {
+            int got[4] = {0, 0, 0, 0};
+            if (!strcmp(s, "trunc_recv") || !strcmp(s, "trunc_types")) {
+                rc = MPI_Recv(got, 2, MPI_INT, 0, 31, MPI_COMM_WORLD, &st);
+            } else if (!strcmp(s, "trunc_irecv")) {
+                MPI_Request q;
+                MPI_Irecv(got, 2, MPI_INT, 0, 31, MPI_COMM_WORLD, &q);
+                rc = MPI_Wait(&q, &st);
+            } else if (!strcmp(s, "trunc_waitall")) {
+                MPI_Request q[2];
+                MPI_Status sts[2];
+                MPI_Irecv(got, 2, MPI_INT, 0, 31, MPI_COMM_WORLD, &q[0]);
+                MPI_Irecv(got + 2, 1, MPI_INT, 0, 32, MPI_COMM_WORLD, &q[1]);
+                sts[0].MPI_ERROR = sts[1].MPI_ERROR = MPI_SUCCESS;
+                rc = MPI_Waitall(2, q, sts);
+                /* (MPICH 5.0 returns MPI_SUCCESS after a user's handler.) */
+                if (rc == MPI_ERR_IN_STATUS || sts[0].MPI_ERROR != MPI_SUCCESS) {
+                    /* MPICH stops at the failed one: the other is pending. */
+                    if (sts[1].MPI_ERROR == MPI_ERR_PENDING) MPI_Wait(&q[1], MPI_STATUS_IGNORE);
+                    rc = sts[0].MPI_ERROR;
+                }
+            } else if (!strcmp(s, "trunc_sendrecv")) {
+                rc = MPI_Sendrecv(ints, 0, MPI_INT, MPI_PROC_NULL, 0, got, 2, MPI_INT, 0, 31,
+                                  MPI_COMM_WORLD, &st);
+            }
+            int cls = -1;
+            MPI_Error_class(rc, &cls);
+            printf("%s: the call returned %s\n", s,
+                   cls == MPI_ERR_TRUNCATE ? "MPI_ERR_TRUNCATE" : "another class");
+            if (strcmp(s, "trunc_waitall"))
+                MPI_Recv(got, 1, MPI_INT, 0, 32, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            printf("%s: went on (%d)\n", s, got[0]);
+            fflush(stdout);
+            rc = MPI_SUCCESS;
+        }
     } else if (!strcmp(s, "warn")) {
         if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
         if (rank == last) {
