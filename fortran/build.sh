@@ -95,7 +95,7 @@ objs=(mpix_marshal_f_c.o mpix_marshal_constants.o mpix_marshal_c.o mpix_marshal.
 # aborted in MPI_Comm_f2c, "called before MPI_INIT").
 # -Bsymbolic-functions: the module procedures call the shim directly, not
 # through the PLT (nobody interposes on the shim; part of a small type's
-# 7 to 10 ns over the C call, docs/performance.md).
+# 5 ns over the C call now, docs/performance.md).
 read -ra cldirs <<<"$("$MPICC" -show 2>/dev/null | tr ' ' '\n' | grep '^-L' | tr '\n' ' ' || true)"
 "$MPIFC" -shared "${cldirs[@]}" -o libmpix_marshal_f.so -Wl,-soname,libmpix_marshal_f.so -Wl,-Bsymbolic-functions -Wl,-rpath,"$rpath" "${objs[@]}" -L"$libdir" -lmpix_marshal
 # The bindings and the library they call must load the same MPI.
