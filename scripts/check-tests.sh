@@ -183,10 +183,11 @@ local group rank 0 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     one_report=1
     if [ "$n" = 4 ]; then # one rank per group at -n 2: high cannot differ within a group
+        # One report, from either group: "local" and "remote" are the reporter's.
         scenario inter-merge-high "$n" fail -- inter_high <<EOF2
 mpix-check: MPI_Intercomm_merge on an unnamed intercommunicator (2 local, 2 remote ranks), call #1 there: the ranks passed different high
-mpix-check:   local group rank 0: high 0
-mpix-check:   local group rank 1: high 1
+group rank 0: high 0
+group rank 1: high 1
 EOF2
     fi
     scenario errors-return "$n" ok -- errors_return <<EOF2

@@ -41,25 +41,23 @@ int main(int argc, char **argv) {
         if (rank == last) rc = MPI_Recv(buf, 1, MPI_FLOAT, 0, 7, MPI_COMM_WORLD, &st);
 #if defined(MPICH_NUMVERSION) || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
     } else if (!strcmp(s, "partitioned")) {
-        /* A partitioned message, then a regular one of the same tag received
-         * with MPI_ANY_TAG as the wrong type: still paired, still reported. */
-        MPI_Request r;
-        int parts[8] = {0};
-        if (rank == 0) {
-            MPI_Psend_init(parts, 2, 4, MPI_INT, last, 23, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
-            MPI_Start(&r);
-            MPI_Pready_range(0, 1, r);
-            MPI_Wait(&r, MPI_STATUS_IGNORE);
-            MPI_Request_free(&r);
-            MPI_Send(buf, 1, MPI_INT, last, 23, MPI_COMM_WORLD);
-        }
-        if (rank == last) {
-            MPI_Precv_init(parts, 2, 4, MPI_INT, 0, 23, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
-            MPI_Start(&r);
-            MPI_Wait(&r, MPI_STATUS_IGNORE);
-            MPI_Request_free(&r);
-            rc = MPI_Recv(buf, 1, MPI_FLOAT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-        }
+        /* Partitioned messages around a ring (every rank: Open MPI 5's first
+         * partitioned call on a communicator is collective), then a regular
+         * one of the same tag received with MPI_ANY_TAG as the wrong type:
+         * still paired, still reported. */
+        MPI_Request r[2];
+        int parts[8] = {0}, pin[8];
+        int right = (rank + 1) % size, left = (rank + size - 1) % size;
+        MPI_Psend_init(parts, 2, 4, MPI_INT, right, 23, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+        MPI_Precv_init(pin, 2, 4, MPI_INT, left, 23, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+        MPI_Startall(2, r);
+        MPI_Pready_range(0, 1, r[0]);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+        MPI_Request_free(&r[0]);
+        MPI_Request_free(&r[1]);
+        if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 23, MPI_COMM_WORLD);
+        if (rank == last) rc = MPI_Recv(buf, 1, MPI_FLOAT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
 #endif
     } else if (!strcmp(s, "struct_order")) {
         MPI_Datatype a = pair(MPI_INT, MPI_DOUBLE), b = pair(MPI_DOUBLE, MPI_INT);
