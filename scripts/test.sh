@@ -78,7 +78,7 @@ pass() { # mpi
     # Skipped, with a line, where the MPI has no Fortran wrapper (the MPI 5 wheels, abi).
     suite "$l: Fortran bindings (use mpi_f08 and use mpi, mpiexec -n 2, archives across C and Fortran)" \
         in_mpi "$mpi" 'scripts/fortran-tests.sh "$CARGO_TARGET_DIR"'
-    # AddressSanitizer needs a build of its own (about 2 minutes a pass):
+    # AddressSanitizer needs a build of its own (about a minute a pass):
     # on one MPI of each handle model (MPICH's integers, Open MPI's
     # pointers, the ABI's); the MPI 5 wheels, which share their 4's code
     # paths in the library, get valgrind only.
