@@ -1474,20 +1474,24 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
     } else {
         status
     };
-    let deferred = mpi::errhandler::defer();
     // SAFETY: the user's request; st is the user's status or ours.
-    let rc = unsafe { crate::hang::wait(request, st) };
-    let caught = deferred.finish();
-    let err = mpi::errhandler::error(rc, &caught);
-    if err != 0 {
-        if mpi::errhandler::truncated(err) {
-            // SAFETY: MPI wrote the status of the message it matched.
-            completed_truncated(key, unsafe { &*st });
-        }
-        return mpi::errhandler::hand_on(caught, rc);
+    let out = mpi::errhandler::deferred(|| unsafe { crate::hang::wait(request, st) });
+    if out.err != 0 {
+        return one_failed(key, st, out);
     }
     // SAFETY: MPI wrote the status.
-    completed(key, unsafe { &*st }).err().unwrap_or(rc)
+    completed(key, unsafe { &*st }).err().unwrap_or(out.rc)
+}
+
+/// The completion of one request failed (`out`): a truncated receive's
+/// message was matched, so it is checked; then the error goes on to the
+/// user's handler, as without the checker.
+fn one_failed(key: u64, st: *mut MPI_Status, out: mpi::errhandler::Outcome) -> c_int {
+    if mpi::errhandler::truncated(out.err) {
+        // SAFETY: MPI wrote the status of the message it matched.
+        completed_truncated(key, unsafe { &*st });
+    }
+    mpi::errhandler::hand_on(out.caught, out.rc)
 }
 
 /// `PMPI_Test` and the checks of the receive it completes.
@@ -1507,18 +1511,12 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
     } else {
         status
     };
-    let deferred = mpi::errhandler::defer();
     // SAFETY: as for wait.
-    let rc = unsafe { crate::hang::test(request, flag, st) };
-    let caught = deferred.finish();
-    let err = mpi::errhandler::error(rc, &caught);
-    if err != 0 {
-        if mpi::errhandler::truncated(err) {
-            // SAFETY: MPI wrote the status of the message it matched.
-            completed_truncated(key, unsafe { &*st });
-        }
-        return mpi::errhandler::hand_on(caught, rc);
+    let out = mpi::errhandler::deferred(|| unsafe { crate::hang::test(request, flag, st) });
+    if out.err != 0 {
+        return one_failed(key, st, out);
     }
+    let rc = out.rc;
     // SAFETY: MPI wrote flag.
     if unsafe { *flag } == 0 {
         return rc;
@@ -1545,10 +1543,7 @@ unsafe fn over_array(
     } else {
         statuses
     };
-    let deferred = mpi::errhandler::defer();
-    let rc = f(st);
-    let caught = deferred.finish();
-    let err = mpi::errhandler::error(rc, &caught);
+    let mpi::errhandler::Outcome { rc, err, caught } = mpi::errhandler::deferred(|| f(st));
     if err != 0 {
         // Each status says: the receives that completed (a truncated one
         // too: its message was matched) are checked, reports printed.
@@ -1665,20 +1660,16 @@ pub unsafe fn any(
     } else {
         status
     };
-    let deferred = mpi::errhandler::defer();
-    let rc = call(st);
-    let caught = deferred.finish();
+    let out = mpi::errhandler::deferred(|| call(st));
+    let rc = out.rc;
     // SAFETY: MPI wrote index (and flag).
     let (i, done) = unsafe { (*index, flag.map_or(true, |f| *f != 0)) };
-    let err = mpi::errhandler::error(rc, &caught);
-    if err != 0 {
-        if mpi::errhandler::truncated(err) && i != mpi::undefined() && i >= 0 {
-            if let Some(&k) = keys.get(i as usize) {
-                // SAFETY: MPI wrote the status of the message it matched.
-                completed_truncated(k, unsafe { &*st });
-            }
-        }
-        return mpi::errhandler::hand_on(caught, rc);
+    if out.err != 0 {
+        let k = usize::try_from(i).ok().and_then(|i| keys.get(i));
+        return match (i != mpi::undefined(), k) {
+            (true, Some(&k)) => one_failed(k, st, out),
+            _ => mpi::errhandler::hand_on(out.caught, rc),
+        };
     }
     if !done || i == mpi::undefined() || i < 0 {
         return rc;

@@ -258,13 +258,34 @@ pub fn dispatch(comm: MPI_Comm, code: c_int) -> bool {
 
 /// A point-to-point call the checker runs for the user: an error MPI
 /// raises meanwhile is kept (`finish`) rather than handed on.
-pub struct Deferred {
+struct Deferred {
     prev: bool,
     done: bool,
 }
 
+/// What a deferred call ended with: what it returned, its error
+/// (`error`) and the (communicator, code) MPI raised, if any.
+pub struct Outcome {
+    pub rc: c_int,
+    pub err: c_int,
+    pub caught: Option<(MPI_Comm, c_int)>,
+}
+
+/// Runs `f`, a point-to-point call made for the user, deferred: an error
+/// MPI raises meanwhile comes back here rather than to the user's handler.
+pub fn deferred(f: impl FnOnce() -> c_int) -> Outcome {
+    let d = defer();
+    let rc = f();
+    let caught = d.finish();
+    Outcome {
+        rc,
+        err: error(rc, &caught),
+        caught,
+    }
+}
+
 /// Starts a deferred call (a thread-local store: the hot path).
-pub fn defer() -> Deferred {
+fn defer() -> Deferred {
     let prev = DEFERRED.with(|d| {
         let (prev, caught) = d.get();
         d.set((true, if prev { caught } else { None }));
@@ -275,7 +296,7 @@ pub fn defer() -> Deferred {
 
 impl Deferred {
     /// Ends the deferred call: the (communicator, code) MPI raised, if any.
-    pub fn finish(mut self) -> Option<(MPI_Comm, c_int)> {
+    fn finish(mut self) -> Option<(MPI_Comm, c_int)> {
         self.done = true;
         let prev = self.prev;
         DEFERRED
@@ -305,7 +326,7 @@ impl Drop for Deferred {
 /// The error of a deferred call that returned `rc`: `rc`, or the code
 /// MPI raised when it returned MPI_SUCCESS after the checker's handler
 /// (MPICH 5.0 does so after a user-defined handler).
-pub fn error(rc: c_int, caught: &Option<(MPI_Comm, c_int)>) -> c_int {
+fn error(rc: c_int, caught: &Option<(MPI_Comm, c_int)>) -> c_int {
     match (rc, caught) {
         (0, Some((_, code))) => *code,
         _ => rc,

@@ -147,10 +147,17 @@ fn checked_receive(
     };
     // An error MPI raises in the call comes back here (a truncation is
     // reported before the user's handler sees it: crate::mpi::errhandler).
-    let deferred = key.map(|_| errhandler::defer());
-    let rc = f(st);
-    let caught = deferred.and_then(|d| d.finish());
-    let err = errhandler::error(rc, &caught);
+    let errhandler::Outcome { rc, err, caught } = match key {
+        Some(_) => errhandler::deferred(|| f(st)),
+        None => {
+            let rc = f(st);
+            errhandler::Outcome {
+                rc,
+                err: rc,
+                caught: None,
+            }
+        }
+    };
     if err != 0 {
         unsent(send);
         if key.is_some() && errhandler::truncated(err) {
