@@ -1400,14 +1400,14 @@ pub fn timed_out(
                 .all(|(&r, &a)| !in_hang.contains(&r) || mpi::channel::queries_from(r) >= a + 2)
         };
         let last = Instant::now() + timeout + 2 * g;
-        let mut until = Instant::now() + g;
+        let mut until = last;
         let mut done = false;
-        while Instant::now() < until.min(last) || (!done && Instant::now() < last) {
+        while Instant::now() < until {
             let _ = step();
             mpi::channel::answer_queries();
             if !done && pointed() {
                 done = true;
-                until = Instant::now() + g;
+                until = (Instant::now() + g).min(last);
             }
         }
         mpi::abort_job();
