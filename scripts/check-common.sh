@@ -26,7 +26,7 @@ fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -f "$2" ] && tail -n 20 "$2";
 
 [ -f "$lib" ] || { echo "no $lib: build with cargo build --release first"; exit 1; }
 for p in "${programs[@]}"; do
-    "$MPICC" -g -std=c99 -Wall -Wextra -Werror -o "$out/$p" "check/tests/c/$p.c" || exit 1
+    "$MPICC" -g -std=c99 -pthread -Wall -Wextra -Werror -o "$out/$p" "check/tests/c/$p.c" || exit 1
 done
 rm -f "$out"/*.json
 

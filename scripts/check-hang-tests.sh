@@ -32,14 +32,16 @@ mpix-check: MPI_Recv on MPI_COMM_WORLD: a hang: every rank this call waits for i
 mpix-check:   $ring
 mpix-check: rank 1 waits $recv 
 part of the hang that rank 0 reports
+mpix-check:   rank 0: MPI_Recv(source 1, tag 0, MPI_COMM_WORLD), called from main at hangs.c:19
 EOF2
     scenario skipped-send "$n" fail -- skipped_send <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD: a hang
 mpix-check:   the chain: rank 0 waits for rank 1 in MPI_Recv(source 1, tag 0, MPI_COMM_WORLD); rank 1 is in MPI_Finalize
-mpix-check:   rank 1: MPI_Finalize
+mpix-check:   rank 1: MPI_Finalize, called from main at hangs.c:66
 EOF2
+    # (rank 1 goes on to MPI_Comm_free of the_dup, which is collective.)
     scenario other-comm "$n" fail -- other_comm <<EOF2
-mpix-check:   the chain: rank 0 waits for rank 1 in MPI_Recv(source 1, tag 0, MPI_COMM_WORLD); rank 1 is in MPI_Finalize
+mpix-check:   the cycle: rank 0 waits for rank 1 in MPI_Recv(source 1, tag 0, MPI_COMM_WORLD); rank 1 waits for rank 0 in MPI_Comm_free(the_dup)
 mpix-check:   rank 0: a message from rank 1 with tag 0 is pending on the_dup
 EOF2
     scenario irecv-wait "$n" fail -- irecv_wait <<EOF2

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Tests of mpix-check's point-to-point signature checks (check/src/p2p.rs,
-# MPIX_CHECK_P2P=1), as scripts/check-tests.sh does for the collective
+# on by default: the checked runs do not set MPIX_CHECK_P2P), as
+# scripts/check-tests.sh does for the collective
 # ones: builds check/tests/c/p2p_*.c with $MPICC, runs each erroneous
 # scenario under $MPIEXEC -n 2 and -n 4 with the checker preloaded and
 # asserts the report lines and the exit status; runs the correct programs
 # with and without the checker and asserts no report and the same results;
 # runs check/tests/c/p2p_long.c (10^6 messages: memory and the checker's
-# pending state stay bounded).
+# pending state stay bounded); runs check/tests/c/p2p_threads.c, three
+# threads a rank at MPI_THREAD_MULTIPLE (correct, and one mismatch); and
+# asserts that MPIX_CHECK_P2P=0 turns the checks off.
 # Usage: scripts/check-p2p-tests.sh TARGET_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 suite=check-p2p-tests
-programs=(p2p_errors p2p_correct p2p_long)
+programs=(p2p_errors p2p_correct p2p_long p2p_threads)
 errors=p2p_errors
 limit=60
-checker_env=(MPIX_CHECK_P2P=1 MPIX_CHECK_TIMEOUT=10)
+checker_env=(MPIX_CHECK_TIMEOUT=10)
 json_kind='"kind":"p2p-signature"'
 one_report=1
 . scripts/check-common.sh
@@ -44,6 +47,7 @@ mpix-check:   rank $l receives (count, datatype) = 1 x MPI_FLOAT: at most 1 elem
 mpix-check:   first difference at element 0 of the signatures:
 mpix-check:     rank 0 has MPI_INT at element 0 of 1 x MPI_INT
 mpix-check:     rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
+mpix-check:   rank $l called MPI_Recv from main at p2p_errors.c:41
 EOF2
     scenario struct-order "$n" fail -- struct_order <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 3 (reported by rank $l of $n)
@@ -64,6 +68,7 @@ EOF2
     scenario irecv-wait "$n" fail -- irecv_wait <<EOF2
 mpix-check: MPI_Irecv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 4 (reported by rank $l of $n)
 mpix-check:   rank 0 sends (count, datatype) = 2 x MPI_DOUBLE: 2 elements
+mpix-check:   rank $l called MPI_Irecv; its check ran in MPI_Wait, called from main at p2p_errors.c:92
 EOF2
     scenario probe-recv "$n" fail -- probe_recv <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 9 (reported by rank $l of $n)
@@ -117,9 +122,9 @@ EOF2
     scenario intercomm "$n" fail -- intercomm <<EOF2
 mpix-check: MPI_Recv on an unnamed intercommunicator ($((n / 2)) local, $((n / 2)) remote ranks), call #1 there: the type signatures do not match: the message from remote group rank 0 with tag 21 (reported by rank 0 of $((n / 2)))
 mpix-check:   remote group rank 0 sends (count, datatype) = 1 x MPI_INT: 1 element
-mpix-check:   local group rank 0 receives (count, datatype) = 1 x MPI_FLOAT: at most 1 element
+mpix-check:   local group rank 0 (world rank 1) receives (count, datatype) = 1 x MPI_FLOAT: at most 1 element
 mpix-check:     remote group rank 0 has MPI_INT at element 0 of 1 x MPI_INT
-mpix-check:     local group rank 0 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
+mpix-check:     local group rank 0 (world rank 1) has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
     scenario dist-graph "$n" fail -- dist_graph <<EOF2
 mpix-check: MPI_Recv on ring, call #1 there: the type signatures do not match: the message from rank 0 with tag 22 (reported by rank 1 of $n)
@@ -175,6 +180,20 @@ EOF2
         no_own_abort truncate-types
     fi
 
+    # Threads (MPI_THREAD_MULTIPLE): every thread of every rank sends and
+    # receives on MPI_COMM_WORLD at once; correct: silent, the same sums;
+    # one mismatch on a thread: reported (its call number depends on the
+    # threads' interleaving, so it is not asserted).
+    if correct p2p-threads "$n" p2p_threads &&
+        ! grep -q "^p2p-threads: 3 threads a rank" "$out/p2p-threads-checked-t20-$n.log"; then
+        fail "p2p-threads -n $n: the MPI did not provide MPI_THREAD_MULTIPLE"
+    fi
+    errors=p2p_threads scenario threads-mismatch "$n" fail -- mismatch <<EOF2
+the type signatures do not match: the message from rank 0 with tag 99 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 1 x MPI_INT: 1 element
+mpix-check:   rank $l receives (count, datatype) = 1 x MPI_FLOAT: at most 1 element
+EOF2
+
     # The false-positive suite: no report, and the same results without the checker.
     # Its partitioned part runs wherever mpi.h has MPI_Psend_init.
     if correct p2p-correct "$n" p2p_correct && has_partitioned &&
@@ -191,7 +210,7 @@ plain="$out/long-plain.log"
 checked="$out/long-checked.log"
 timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 "$out/p2p_long" "$long_n" >"$plain" 2>&1 </dev/null
 rc1=$?
-timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 env LD_PRELOAD="$lib" MPIX_CHECK_P2P=1 \
+timeout 120 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 env LD_PRELOAD="$lib" \
     MPIX_CHECK_TIMEOUT=20 "$out/p2p_long" "$long_n" >"$checked" 2>&1 </dev/null
 rc2=$?
 if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
@@ -206,6 +225,18 @@ elif ! diff <(grep "checksum" "$plain" | sed 's/.*checksum//') <(grep "checksum"
 else
     passed=$((passed + 1)); echo "ok   p2p-long -n 2"
     sed 's/^/     /' "$checked"
+fi
+# MPIX_CHECK_P2P=0 turns the point-to-point checks off: the mismatch of
+# the first scenario runs to its end without a report (the same size: MPI
+# itself raises nothing).
+log="$out/p2p-off-2.log"
+timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n 2 env LD_PRELOAD="$lib" MPIX_CHECK_P2P=0 \
+    MPIX_CHECK_TIMEOUT=10 "$out/p2p_errors" int_float >"$log" 2>&1 </dev/null
+rc=$?
+if [ $rc -ne 0 ] || grep -q "mpix-check" "$log"; then
+    fail "p2p-off -n 2: exit $rc or a report with MPIX_CHECK_P2P=0" "$log"
+else
+    passed=$((passed + 1)); echo "ok   p2p-off -n 2 (MPIX_CHECK_P2P=0: no report)"
 fi
 echo "mpix-check point-to-point tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -173,13 +173,17 @@ if [ -n "$checker" ]; then
         2>&1 </dev/null) || true
     grep -q "mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots" <<<"$out" \
         || fail "no report from mpix-check --warn on a root mismatch: $out"
-    # --p2p turns the point-to-point checks on: an MPI_INT received as
-    # MPI_FLOAT is reported.
+    # The point-to-point checks are on by default: an MPI_INT received as
+    # MPI_FLOAT is reported; --no-p2p turns them off (no report).
     "$MPICC" -std=c99 -o p2p_errors "$repo/check/tests/c/p2p_errors.c"
-    out=$("$prefix/bin/mpix-check" --p2p --warn --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./p2p_errors \
+    out=$("$prefix/bin/mpix-check" --warn --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./p2p_errors \
         int_float 2>&1 </dev/null) || true
     grep -q "mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signatures do not match" <<<"$out" \
-        || fail "no report from mpix-check --p2p on MPI_INT received as MPI_FLOAT: $out"
+        || fail "no report from mpix-check on MPI_INT received as MPI_FLOAT: $out"
+    out=$("$prefix/bin/mpix-check" --no-p2p --warn --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./p2p_errors \
+        int_float 2>&1 </dev/null) || true
+    ! grep -q "the type signatures do not match" <<<"$out" \
+        || fail "a point-to-point report from mpix-check --no-p2p: $out"
     grep -q "mpix-check mpiexec -n 4 ./app" <<<"$("$prefix/bin/mpix-check" --help)" || fail "mpix-check --help"
     echo "install-test: the installed mpix-check launcher: ok"
 fi

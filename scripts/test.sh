@@ -94,7 +94,7 @@ pass() { # mpi
     if [ "$mpi" != abi ]; then
         suite "$l: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
             in_mpi "$mpi" 'cargo build --release -p mpix-check && scripts/check-tests.sh "$CARGO_TARGET_DIR"'
-        suite "$l: mpix-check point to point (MPIX_CHECK_P2P=1, erroneous and correct programs, -n 2 and -n 4)" \
+        suite "$l: mpix-check point to point (on by default; erroneous and correct programs, threads, -n 2 and -n 4)" \
             in_mpi "$mpi" 'scripts/check-p2p-tests.sh "$CARGO_TARGET_DIR"'
         suite "$l: mpix-check hangs (point-to-point hangs reported, MPIX_CHECK_TIMEOUT=2, -n 2 and -n 4)" \
             in_mpi "$mpi" 'scripts/check-hang-tests.sh "$CARGO_TARGET_DIR"'

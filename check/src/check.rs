@@ -1092,15 +1092,7 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
             let name = Coll::from_code(recs[i].call)
                 .map(|(c, f)| c.name(f))
                 .unwrap_or_else(|| "an unknown call".into());
-            let site = site_text(&c[WORDS..]);
-            match site.split_once('\t') {
-                Some((entry, place)) if !entry.starts_with(&name) => format!(
-                    "{} called {name}; its check ran in {entry}, called from {place}",
-                    label(st, i)
-                ),
-                Some((_, place)) => format!("{} called {name} from {place}", label(st, i)),
-                None => format!("{} called {name} from {site}", label(st, i)),
-            }
+            site_line(&label(st, i), &name, &site_text(&c[WORDS..]))
         })
         .collect();
     SITES.with(|s| *s.borrow_mut() = lines);
@@ -1113,6 +1105,19 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
         return pairwise(call, st);
     }
     Ok(())
+}
+
+/// "rank 1 called MPI_Irecv; its check ran in MPI_Wait, called from main
+/// at a.c:12", or "rank 1 called MPI_Recv from main at a.c:9": the line
+/// of `who`'s call `name` whose check ran at `site` (`call_site`).
+pub fn site_line(who: &str, name: &str, site: &str) -> String {
+    match site.split_once('\t') {
+        Some((entry, place)) if !entry.starts_with(name) => {
+            format!("{who} called {name}; its check ran in {entry}, called from {place}")
+        }
+        Some((_, place)) => format!("{who} called {name} from {place}"),
+        None => format!("{who} called {name} from {site}"),
+    }
 }
 
 /// The words of a call site in the slow path's records (256 bytes).
@@ -1134,7 +1139,7 @@ fn site_lines() -> Vec<String> {
 /// the frame below it, symbolized ("MPI_Bcast\tmain at errors.c:42" with
 /// debug information, the function alone without). Slow path only: a
 /// correct call never captures a stack.
-fn call_site() -> String {
+pub fn call_site() -> String {
     let text = std::backtrace::Backtrace::force_capture().to_string();
     // Frames: "  N: symbol" then optionally "      at file:line:col".
     let mut frames: Vec<(String, Option<String>)> = Vec::new();

@@ -54,6 +54,15 @@ pub fn on() -> bool {
         && !crate::internal::active()
 }
 
+/// Whether blocking point-to-point calls are made in their nonblocking
+/// form and polled: when they wait visibly (`on`), and at
+/// `MPI_THREAD_MULTIPLE` with the point-to-point checks on, where the
+/// checks' lock is held while an operation is posted, never while it is
+/// waited for (`crate::threads`).
+pub fn polled() -> bool {
+    on() || (crate::threads::multiple() && crate::p2p::enabled())
+}
+
 /// What an operation does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -87,6 +96,9 @@ enum Mark {
         call: &'static str,
         items: [Option<Item>; 2],
     },
+    /// A collective call of the program that waits for every member of
+    /// its communicator (`collective`).
+    Collective { call: &'static str, comm: u64 },
     /// A Wait form on the user's requests (the array lives during the call).
     Requests {
         call: &'static str,
@@ -263,6 +275,7 @@ pub unsafe fn one(
 ) -> c_int {
     let mut req = mpi::request_null();
     let rc = start(&mut req);
+    crate::threads::release();
     if rc != 0 {
         return rc;
     }
@@ -302,16 +315,13 @@ pub unsafe fn probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_
     }))
 }
 
-/// `MPI_Mprobe`, polled.
-///
-/// # Safety
-/// The user's arguments of MPI_Mprobe.
-pub unsafe fn mprobe(
+/// `MPI_Mprobe`, polled: `attempt` is one `PMPI_Improbe` (with what goes
+/// with a match), giving its code and whether it matched.
+pub fn mprobe(
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
-    message: *mut MPI_Message,
-    status: *mut MPI_Status,
+    mut attempt: impl FnMut() -> (c_int, bool),
 ) -> c_int {
     let _m = mark(Mark::Items {
         call: "MPI_Mprobe",
@@ -320,11 +330,10 @@ pub unsafe fn mprobe(
             None,
         ],
     });
-    let mut flag: c_int = 0;
-    // SAFETY: the user's arguments.
     code(watchdog::poll(|| {
-        ok(unsafe { PMPI_Improbe(source, tag, comm, &mut flag, message, status) })?;
-        Ok(flag != 0)
+        let (rc, matched) = attempt();
+        ok(rc)?;
+        Ok(matched)
     }))
 }
 
@@ -352,6 +361,7 @@ pub unsafe fn pair(
         return rc;
     }
     let rc = send(&mut r[1]);
+    crate::threads::release();
     if rc != 0 {
         // SAFETY: the receive just posted (MPI completes it).
         unsafe { PMPI_Request_free(&mut r[0]) };
@@ -712,6 +722,34 @@ pub fn finalize() {
     mpi::channel::discard();
 }
 
+/// Waits visibly until every member of `comm` is in the program's
+/// collective `call` too: a polled barrier on `dup`, the checker's
+/// duplicate of `comm`. For `MPI_Comm_free` of a communicator with a
+/// point-to-point channel, whose release settles the type exchange with
+/// every member: a member that never frees it is then a reported hang
+/// ("rank 1 waits for rank 0 in MPI_Comm_free(the_dup)"), not a silent
+/// wait inside MPI's delete callbacks.
+pub fn collective(call: &'static str, comm: MPI_Comm, dup: MPI_Comm) {
+    if !on() {
+        return;
+    }
+    let mut req = mpi::request_null();
+    // SAFETY: the checker's duplicate.
+    if unsafe { PMPI_Ibarrier(dup, &mut req) } != 0 {
+        return;
+    }
+    let _m = mark(Mark::Collective {
+        call,
+        comm: bits(comm),
+    });
+    let mut flag: c_int = 0;
+    // SAFETY: the request just made.
+    let _ = watchdog::poll(|| {
+        ok(unsafe { PMPI_Test(&mut req, &mut flag, RSMPI_STATUS_IGNORE) })?;
+        Ok(flag != 0)
+    });
+}
+
 // ---- ranks and names ----
 
 /// The group a communicator's peers are ranks of (the remote group of an
@@ -822,6 +860,8 @@ pub struct Wait {
     /// Why nothing matches, where it can tell.
     pub notes: Vec<String>,
     pub flags: u8,
+    /// Where the program made the call (`check::call_site`; "" for none).
+    pub site: String,
 }
 
 /// A message that matches is pending: the wait ends by itself.
@@ -834,19 +874,6 @@ pub const FINALIZE: u8 = 4;
 pub const THREADS: u8 = 8;
 /// A collective check (its peers: the communicator's ranks).
 pub const COLLECTIVE: u8 = 16;
-
-static THREAD_LEVEL: AtomicI32 = AtomicI32::new(0);
-static MULTIPLE: AtomicBool = AtomicBool::new(false);
-
-/// The thread level MPI_Init_thread provided.
-pub fn thread_level(provided: c_int) {
-    THREAD_LEVEL.store(provided, Ordering::Relaxed);
-    // SAFETY: reads mpi-sys's copy of MPI_THREAD_MULTIPLE.
-    MULTIPLE.store(
-        provided == unsafe { RSMPI_THREAD_MULTIPLE },
-        Ordering::Relaxed,
-    );
-}
 
 impl Wait {
     pub fn encode(&self, out: &mut Vec<u8>) {
@@ -861,6 +888,7 @@ impl Wait {
         for n in &self.notes {
             put_str(out, n);
         }
+        put_str(out, &self.site);
     }
 
     pub fn decode(b: &[u8]) -> Option<Wait> {
@@ -878,12 +906,14 @@ impl Wait {
         for _ in 0..m {
             notes.push(r.str()?);
         }
+        let site = r.str()?;
         Some(Wait {
             count,
             text,
             peers,
             notes,
             flags,
+            site,
         })
     }
 }
@@ -1050,7 +1080,7 @@ pub fn describe() -> Option<Wait> {
         count: COUNT.with(|c| c.get()),
         ..Default::default()
     };
-    if MULTIPLE.load(Ordering::Relaxed) {
+    if crate::threads::multiple() {
         w.flags |= THREADS;
     }
     match m {
@@ -1059,6 +1089,11 @@ pub fn describe() -> Option<Wait> {
             w.flags |= FINALIZE;
             w.text = "MPI_Finalize".into();
             w.peers = members(comm_world());
+        }
+        Mark::Collective { call, comm } => {
+            let comm: MPI_Comm = from_bits(comm);
+            w.text = format!("{call}({})", comm_label(comm));
+            w.peers = members(comm);
         }
         Mark::Items { call, items } => {
             let mut parts = vec![];
@@ -1101,7 +1136,33 @@ pub fn describe() -> Option<Wait> {
     }
     w.peers.sort_unstable();
     w.peers.dedup();
+    w.site = site_of(w.count);
     Some(w)
+}
+
+thread_local! {
+    /// The call site of this thread's blocking call number N (a stack is
+    /// captured and symbolized once per stuck call, not at every query).
+    static SITE: std::cell::RefCell<(u64, String)> = const { std::cell::RefCell::new((u64::MAX, String::new())) };
+}
+
+fn site_of(count: u64) -> String {
+    SITE.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.0 != count {
+            *s = (count, crate::check::call_site());
+        }
+        s.1.clone()
+    })
+}
+
+/// ", called from main at a.c:12" for a call site, or nothing.
+fn site_words(site: &str) -> String {
+    match site.split_once('\t') {
+        Some((_, place)) => format!(", called from {place}"),
+        None if site.is_empty() || site == "an unknown place" => String::new(),
+        None => format!(", called from {site}"),
+    }
 }
 
 // ---- the timeout: ask, build the wait-for graph, report ----
@@ -1162,6 +1223,7 @@ struct Node {
     notes: Vec<String>,
     flags: u8,
     stuck: bool,
+    site: String,
 }
 
 fn node_of(a: &Answer) -> Node {
@@ -1172,6 +1234,7 @@ fn node_of(a: &Answer) -> Node {
             notes: w.notes.clone(),
             flags: w.flags,
             stuck: false,
+            site: w.site.clone(),
         },
         None => Node {
             text: format!("a collective check of {}", a.name),
@@ -1179,6 +1242,7 @@ fn node_of(a: &Answer) -> Node {
             notes: vec![],
             flags: COLLECTIVE,
             stuck: false,
+            site: String::new(),
         },
     }
 }
@@ -1306,6 +1370,7 @@ pub fn timed_out(
             notes: mine2.notes.clone(),
             flags: mine2.flags | mine.flags & TRANSIENT,
             stuck: true,
+            site: mine2.site.clone(),
         },
     );
     for &r in &all {
@@ -1460,7 +1525,7 @@ fn report(
     listed.sort_unstable();
     for r in &listed {
         let n = &nodes[r];
-        details.push(format!("rank {r}: {}", n.text));
+        details.push(format!("rank {r}: {}{}", n.text, site_words(&n.site)));
         for note in &n.notes {
             details.push(format!("rank {r}: {note}"));
         }
@@ -1471,7 +1536,12 @@ fn report(
         .filter(|r| !listed.contains(r))
         .collect();
     for r in others {
-        details.push(format!("rank {r} (also stuck): {}", nodes[&r].text));
+        let n = &nodes[&r];
+        details.push(format!(
+            "rank {r} (also stuck): {}{}",
+            n.text,
+            site_words(&n.site)
+        ));
     }
     let (call, comm) = split(&mine.text);
     let (rank, size) = world_of_me();

@@ -15,6 +15,7 @@
 //!   evaluation (pure),
 //! * `check`: the checks themselves, `report`: the report and the
 //!   configuration from the environment, `watchdog`: hangs become reports,
+//!   `threads`: the thread level and the point-to-point checks' one lock,
 //! * `mpi`: the MPI edge (every MPI call, all of them `PMPI_`), with
 //!   `mpi::wrap`, the interposed `MPI_` functions.
 
@@ -28,4 +29,5 @@ pub mod mpi;
 pub mod p2p;
 pub mod record;
 pub mod report;
+pub mod threads;
 pub mod watchdog;

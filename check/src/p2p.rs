@@ -1,5 +1,5 @@
-//! Point-to-point type-signature checks (Gropp 2000; issue 16), opt-in
-//! with `MPIX_CHECK_P2P=1`.
+//! Point-to-point type-signature checks (Gropp 2000; issue 16), on by
+//! default (issue 29, item 5); `MPIX_CHECK_P2P=0` turns them off.
 //!
 //! # Design
 //!
@@ -143,10 +143,15 @@
 //! pairs can take a partitioned message, and no companion is missing;
 //! their requests' Wait/Test forms are polled as any other's (tested on a
 //! checked communicator between regular messages of the same tag).
-//! Under `MPI_THREAD_MULTIPLE`, two threads sending on the same
-//! (communicator, destination, tag) could post the user messages and the
-//! companions in different orders; the checks assume one thread per such
-//! channel at a time.
+//!
+//! # Threads
+//!
+//! At `MPI_THREAD_MULTIPLE`, threads may send on one (communicator,
+//! destination, tag) and receive on one communicator at once: each
+//! wrapper posts a companion with its message, and queues a receive with
+//! its posting, under one lock (`crate::threads`), released before any
+//! wait, so the orders the pairing relies on are the orders MPI sees.
+//! At the other levels one thread calls MPI at a time: no lock.
 
 use crate::check;
 use crate::mpi;
@@ -215,16 +220,20 @@ impl Companion {
     }
 }
 
-/// Whether point-to-point checks are on (`MPIX_CHECK_P2P=1`, and the
-/// checker not off).
+/// Whether point-to-point checks are on: by default, with the checker
+/// on; `MPIX_CHECK_P2P=0` (or `off`, `no`) turns them off.
 pub fn enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     !crate::internal::active()
         && *ON.get_or_init(|| {
             report::config().mode != Mode::Off
-                && matches!(
-                    std::env::var("MPIX_CHECK_P2P").unwrap_or_default().as_str(),
-                    "1" | "on" | "yes"
+                && !matches!(
+                    std::env::var("MPIX_CHECK_P2P")
+                        .unwrap_or_default()
+                        .trim()
+                        .to_ascii_lowercase()
+                        .as_str(),
+                    "0" | "off" | "no" | "false"
                 )
         })
 }
@@ -415,6 +424,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Each pointer is null or points to an `int64_t` to write.
 #[no_mangle]
 pub unsafe extern "C" fn mpix_check_p2p_pending(in_flight: *mut i64, queued: *mut i64) -> c_int {
+    let _s = crate::threads::enter();
     let on = enabled();
     let (f, q) = if on {
         let f = lock(self::in_flight()).len();
@@ -468,9 +478,15 @@ fn channel(comm: MPI_Comm) -> Option<&'static mut Channel> {
     Some(unsafe { &mut *(value as *mut Channel) })
 }
 
+/// The private duplicate of `comm`'s channel, if it has one.
+pub fn channel_dup(comm: MPI_Comm) -> Option<MPI_Comm> {
+    channel(comm).map(|ch| ch.dup)
+}
+
 /// Frees `comm`'s channel now (at MPI_Finalize, for MPI_COMM_WORLD),
 /// after the companions still in flight have been taken.
 pub fn finalize(comm: MPI_Comm) {
+    let _s = crate::threads::enter();
     if !enabled() {
         return;
     }
@@ -529,6 +545,7 @@ pub fn sent(
     count: impl Into<i64>,
     t: MPI_Datatype,
 ) -> Option<u64> {
+    let _s = crate::threads::enter();
     if dest == proc_null() {
         return None;
     }
@@ -599,6 +616,7 @@ pub fn sent(
 /// a program that goes on sending on a communicator after one of its sends
 /// failed there is outside what the checks promise (see the module doc).
 pub fn unsent(key: Option<u64>) {
+    let _s = crate::threads::enter();
     let Some(key) = key else { return };
     let entry = {
         let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
@@ -636,6 +654,7 @@ fn cancel_companion(mut entry: InFlight) -> bool {
 /// Keeps which user request a nonblocking send's companion goes with,
 /// so that a cancel of that request can take the companion too.
 pub fn attach_send(key: Option<u64>, request: MPI_Request) {
+    let _s = crate::threads::enter();
     let Some(key) = key else { return };
     let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(e) = f.iter_mut().find(|e| e.key == key) {
@@ -655,6 +674,7 @@ static CANCELLING: AtomicUsize = AtomicUsize::new(0);
 /// Before `MPI_Cancel` of `request`: a nonblocking send whose companion
 /// is still in flight is watched until it completes.
 pub fn cancel_requested(request: MPI_Request) {
+    let _s = crate::threads::enter();
     if !enabled() {
         return;
     }
@@ -755,6 +775,7 @@ pub fn receiving(
     count: impl Into<i64>,
     t: MPI_Datatype,
 ) -> Option<(usize, u64)> {
+    let _s = crate::threads::enter();
     if source == proc_null() {
         return None;
     }
@@ -795,6 +816,7 @@ pub fn receiving_unreported(
     count: impl Into<i64>,
     t: MPI_Datatype,
 ) -> Option<(usize, u64)> {
+    let _s = crate::threads::enter();
     // SAFETY: read mpi-sys's copies of the wildcards.
     let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
     if source == any_source || tag == any_tag {
@@ -815,6 +837,7 @@ pub fn receiving_unreported(
 
 /// The user's receive call failed: it posted nothing.
 pub fn not_posted(key: Option<(usize, u64)>) {
+    let _s = crate::threads::enter();
     if let Some((ch, id)) = key {
         // SAFETY: the channel outlives its receives.
         let ch = unsafe { &mut *(ch as *mut Channel) };
@@ -826,6 +849,7 @@ pub fn not_posted(key: Option<(usize, u64)>) {
 /// (source, tag) on `comm`: its place in that order is now, its receive's
 /// (count, datatype) comes with `MPI_Mrecv`/`MPI_Imrecv`.
 pub fn matched(comm: MPI_Comm, status: &MPI_Status, message: MPI_Message) {
+    let _s = crate::threads::enter();
     if status.MPI_SOURCE == proc_null() {
         return;
     }
@@ -864,6 +888,7 @@ pub fn receiving_matched(
     count: impl Into<i64>,
     t: MPI_Datatype,
 ) -> Option<(usize, u64)> {
+    let _s = crate::threads::enter();
     let (ch, id) = {
         let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
         let i = m.iter().position(|(k, _, _)| *k == mpi::bits(message))?;
@@ -884,6 +909,7 @@ pub fn receiving_matched(
 
 /// Keeps a nonblocking receive's key under its request.
 pub fn attach(key: Option<(usize, u64)>, request: MPI_Request) {
+    let _s = crate::threads::enter();
     if let Some((ch, id)) = key {
         let mut p = posted().lock().unwrap_or_else(|e| e.into_inner());
         p.push((mpi::bits(request), ch, id));
@@ -894,6 +920,7 @@ pub fn attach(key: Option<(usize, u64)>, request: MPI_Request) {
 /// A receive completed with `status`: it is checked now, or as soon as
 /// no earlier receive can take a message of its (source, tag).
 pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_int> {
+    let _s = crate::threads::enter();
     let Some((ch, id)) = key else { return Ok(()) };
     // SAFETY: the channel outlives its receives.
     let ch = unsafe { &mut *(ch as *mut Channel) };
@@ -923,6 +950,7 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
 /// completed receive, its report printed and not raised (the MPI's error
 /// is handed to the user's handler after it).
 pub fn truncated(key: Option<(usize, u64)>, status: &MPI_Status) {
+    let _s = crate::threads::enter();
     quietly(|| {
         let _ = received(key, status);
     });
@@ -1138,6 +1166,36 @@ fn compare(c: &Companion, r: &Rec) -> Compared {
     }
 }
 
+/// This rank's and the sender's names in a report: by rank in the
+/// communicator (by group on an intercommunicator), with the world rank
+/// where it differs.
+fn names(ch: &Channel, source: c_int) -> (String, String) {
+    let with_world = |name: String, rank: usize, world: i32| {
+        if world >= 0 && world as usize != rank {
+            format!("{name} (world rank {world})")
+        } else {
+            name
+        }
+    };
+    let (local, remote) = if ch.inter {
+        ("local group rank", "remote group rank")
+    } else {
+        ("rank", "rank")
+    };
+    (
+        with_world(
+            format!("{local} {}", ch.rank),
+            ch.rank,
+            mpi::world_rank_cached(),
+        ),
+        with_world(
+            format!("{remote} {source}"),
+            source.max(0) as usize,
+            world_of(ch, source),
+        ),
+    )
+}
+
 fn report(
     ch: &Channel,
     r: &Rec,
@@ -1147,14 +1205,7 @@ fn report(
     sender_type: Option<MPI_Datatype>,
     why: &'static str,
 ) -> Result<(), c_int> {
-    let (me, them) = if ch.inter {
-        (
-            format!("local group rank {}", ch.rank),
-            format!("remote group rank {source}"),
-        )
-    } else {
-        (format!("rank {}", ch.rank), format!("rank {source}"))
-    };
+    let (me, them) = names(ch, source);
     let readable =
         mpi::is_named(r.datatype) || check::TYPES_FREED.load(Ordering::Acquire) == r.freed;
     let el = |n: u64| if n == 1 { "element" } else { "elements" };
@@ -1188,6 +1239,9 @@ fn report(
         details.extend(lines);
         fields.extend(f);
     }
+    // Where the receive's check ran (the sender's call site is not known
+    // here: the companion does not carry it).
+    details.push(check::site_line(&me, r.call, &check::call_site()));
     let rep = Report {
         call: r.call.to_string(),
         comm: if ch.inter {
@@ -1264,6 +1318,7 @@ pub fn persistent_made(
     t: MPI_Datatype,
     request: MPI_Request,
 ) {
+    let _s = crate::threads::enter();
     if peer == proc_null() || channel(comm).is_none() {
         return;
     }
@@ -1309,6 +1364,7 @@ fn persistent_of(request: MPI_Request) -> Option<Persistent> {
 /// Before `MPI_Start` of `request`: a send's companion, or a receive
 /// queued. The key to `started` after the user's call.
 pub fn starting(request: MPI_Request) -> Starting {
+    let _s = crate::threads::enter();
     if !enabled() {
         return Starting::default();
     }
@@ -1347,6 +1403,7 @@ pub fn starting(request: MPI_Request) -> Starting {
 /// After `MPI_Start`: the receive's key under its request (or dropped
 /// when the start failed).
 pub fn started(s: Starting, rc: c_int, request: MPI_Request) {
+    let _s = crate::threads::enter();
     if rc != 0 {
         unsent(s.send);
         not_posted(s.recv);
@@ -1371,11 +1428,12 @@ pub fn started(s: Starting, rc: c_int, request: MPI_Request) {
 
 /// Before `MPI_Request_free`: a persistent request's record and type go.
 pub fn request_freed(request: MPI_Request) {
+    let _s = crate::threads::enter();
     if !enabled() {
         return;
     }
     if tracking() {
-        if let Some(k) = take(mpi::bits(request)) {
+        if let Some(k) = claim(&[mpi::bits(request)])[0] {
             receive_freed(k);
         }
         lost::send_done(mpi::bits(request));
@@ -1406,13 +1464,36 @@ fn statuses_ignore(p: *const MPI_Status) -> bool {
     std::ptr::eq(p, unsafe { RSMPI_STATUSES_IGNORE })
 }
 
-/// The key of the receive under a request (removed: it completes).
-fn take(request: u64) -> Option<(usize, u64)> {
-    let mut p = posted().lock().unwrap_or_else(|e| e.into_inner());
-    let i = p.iter().position(|(k, _, _)| *k == request)?;
-    let (_, ch, id) = p.swap_remove(i);
+/// The receive keys under requests, taken out before a completion call
+/// on them (and put back for those that did not complete: `unclaim`).
+/// Taken before, not after: at `MPI_THREAD_MULTIPLE` MPI may give a
+/// completed request's handle to another thread's new request before
+/// this thread looks its key up.
+fn claim(requests: &[u64]) -> Vec<Option<(usize, u64)>> {
+    let _s = crate::threads::enter();
+    let mut p = lock(posted());
+    let out = requests
+        .iter()
+        .map(|&r| {
+            let i = p.iter().position(|(k, _, _)| *k == r)?;
+            let (_, ch, id) = p.swap_remove(i);
+            Some((ch, id))
+        })
+        .collect();
     POSTED.store(p.len(), Ordering::Release);
-    Some((ch, id))
+    out
+}
+
+/// Puts back the claimed keys of the requests that did not complete
+/// (`done[i]` false).
+fn unclaim(requests: &[u64], claimed: &[Option<(usize, u64)>], done: impl Fn(usize) -> bool) {
+    let mut p = lock(posted());
+    for (i, (&r, c)) in requests.iter().zip(claimed).enumerate() {
+        if let (Some((ch, id)), false) = (c, done(i)) {
+            p.push((r, *ch, *id));
+        }
+    }
+    POSTED.store(p.len(), Ordering::Release);
 }
 
 fn tracking() -> bool {
@@ -1435,9 +1516,11 @@ fn zeroed_statuses(n: usize) -> Vec<MPI_Status> {
         .collect()
 }
 
-/// The request at `key` completed with `status`.
-fn completed(key: u64, status: &MPI_Status) -> Result<(), c_int> {
-    match take(key) {
+/// The request at `key` (its receive's key `claimed`) completed with
+/// `status`.
+fn completed(key: u64, claimed: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_int> {
+    let _s = crate::threads::enter();
+    match claimed {
         Some(k) => received(Some(k), status),
         None => {
             if CANCELLING.load(Ordering::Acquire) != 0 {
@@ -1449,10 +1532,11 @@ fn completed(key: u64, status: &MPI_Status) -> Result<(), c_int> {
     }
 }
 
-/// The request at `key` failed with a truncation: the receive under it
-/// is checked (`truncated`).
-fn completed_truncated(key: u64, status: &MPI_Status) {
-    if let Some(k) = take(key) {
+/// A request (its receive's key `claimed`) failed with a truncation: the
+/// receive is checked (`truncated`).
+fn completed_truncated(claimed: Option<(usize, u64)>, status: &MPI_Status) {
+    let _s = crate::threads::enter();
+    if let Some(k) = claimed {
         truncated(Some(k), status);
     }
 }
@@ -1474,22 +1558,30 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
     } else {
         status
     };
+    let claimed = claim(&[key]);
     // SAFETY: the user's request; st is the user's status or ours.
     let out = mpi::errhandler::deferred(|| unsafe { crate::hang::wait(request, st) });
     if out.err != 0 {
-        return one_failed(key, st, out);
+        return one_failed(key, claimed[0], st, out);
     }
     // SAFETY: MPI wrote the status.
-    completed(key, unsafe { &*st }).err().unwrap_or(out.rc)
+    completed(key, claimed[0], unsafe { &*st }).err().unwrap_or(out.rc)
 }
 
 /// The completion of one request failed (`out`): a truncated receive's
 /// message was matched, so it is checked; then the error goes on to the
 /// user's handler, as without the checker.
-fn one_failed(key: u64, st: *mut MPI_Status, out: mpi::errhandler::Outcome) -> c_int {
+fn one_failed(
+    key: u64,
+    claimed: Option<(usize, u64)>,
+    st: *mut MPI_Status,
+    out: mpi::errhandler::Outcome,
+) -> c_int {
     if mpi::errhandler::truncated(out.err) {
         // SAFETY: MPI wrote the status of the message it matched.
-        completed_truncated(key, unsafe { &*st });
+        completed_truncated(claimed, unsafe { &*st });
+    } else {
+        unclaim(&[key], &[claimed], |_| false);
     }
     mpi::errhandler::hand_on(out.caught, out.rc)
 }
@@ -1511,18 +1603,20 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
     } else {
         status
     };
+    let claimed = claim(&[key]);
     // SAFETY: as for wait.
     let out = mpi::errhandler::deferred(|| unsafe { crate::hang::test(request, flag, st) });
     if out.err != 0 {
-        return one_failed(key, st, out);
+        return one_failed(key, claimed[0], st, out);
     }
     let rc = out.rc;
     // SAFETY: MPI wrote flag.
     if unsafe { *flag } == 0 {
+        unclaim(&[key], &claimed, |_| false);
         return rc;
     }
     // SAFETY: MPI wrote the status.
-    completed(key, unsafe { &*st }).err().unwrap_or(rc)
+    completed(key, claimed[0], unsafe { &*st }).err().unwrap_or(rc)
 }
 
 /// Runs `f` (a completion call over `count` requests) with a status array
@@ -1536,6 +1630,7 @@ unsafe fn over_array(
     done: impl FnOnce() -> Vec<(usize, usize)>,
 ) -> c_int {
     let keys = keys(count, requests);
+    let claimed = claim(&keys);
     let mut own = Vec::new();
     let st = if statuses_ignore(statuses) {
         own = zeroed_statuses(keys.len());
@@ -1544,6 +1639,7 @@ unsafe fn over_array(
         statuses
     };
     let mpi::errhandler::Outcome { rc, err, caught } = mpi::errhandler::deferred(|| f(st));
+    let mut finished = vec![false; keys.len()];
     if err != 0 {
         // Each status says: the receives that completed (a truncated one
         // too: its message was matched) are checked, reports printed.
@@ -1553,23 +1649,27 @@ unsafe fn over_array(
                 let s = unsafe { &*st.add(j) };
                 if let Some(&k) = keys.get(i) {
                     if s.MPI_ERROR == 0 || mpi::errhandler::truncated(s.MPI_ERROR) {
-                        quietly(|| completed(k, s)).ok();
+                        finished[i] = true;
+                        quietly(|| completed(k, claimed[i], s)).ok();
                     }
                 }
             }
         }
+        unclaim(&keys, &claimed, |i| finished[i]);
         drop(own);
         return mpi::errhandler::hand_on(caught, rc);
     }
     let mut out = rc;
     for (i, j) in done() {
         if let Some(&k) = keys.get(i) {
+            finished[i] = true;
             // SAFETY: MPI wrote status j.
-            if let Err(e) = completed(k, unsafe { &*st.add(j) }) {
+            if let Err(e) = completed(k, claimed[i], unsafe { &*st.add(j) }) {
                 out = e;
             }
         }
     }
+    unclaim(&keys, &claimed, |i| finished[i]);
     drop(own);
     out
 }
@@ -1654,6 +1754,7 @@ pub unsafe fn any(
         return call(status);
     }
     let keys = keys(count, requests);
+    let claimed = claim(&keys);
     let mut own = zeroed_statuses(1);
     let st = if status_ignore(status) {
         own.as_mut_ptr()
@@ -1664,19 +1765,18 @@ pub unsafe fn any(
     let rc = out.rc;
     // SAFETY: MPI wrote index (and flag).
     let (i, done) = unsafe { (*index, flag.map_or(true, |f| *f != 0)) };
-    if out.err != 0 {
-        let k = usize::try_from(i).ok().and_then(|i| keys.get(i));
-        return match (i != mpi::undefined(), k) {
-            (true, Some(&k)) => one_failed(k, st, out),
-            _ => mpi::errhandler::hand_on(out.caught, rc),
-        };
-    }
-    if !done || i == mpi::undefined() || i < 0 {
-        return rc;
-    }
-    match keys.get(i as usize) {
+    let which = usize::try_from(i)
+        .ok()
+        .filter(|&i| i < keys.len());
+    let completed_one = (done || out.err != 0).then_some(which).flatten();
+    unclaim(&keys, &claimed, |j| Some(j) == completed_one);
+    match completed_one {
+        Some(j) if out.err != 0 => one_failed(keys[j], claimed[j], st, out),
+        None if out.err != 0 => mpi::errhandler::hand_on(out.caught, rc),
         // SAFETY: MPI wrote the status.
-        Some(&k) => completed(k, unsafe { &*st }).err().unwrap_or(rc),
+        Some(j) => completed(keys[j], claimed[j], unsafe { &*st })
+            .err()
+            .unwrap_or(rc),
         None => rc,
     }
 }

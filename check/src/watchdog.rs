@@ -139,6 +139,20 @@ const POLLS: u32 = 256;
 /// the wait asks the ranks where they are and reports; while it waits
 /// longer than a moment it answers the others' queries.
 pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> {
+    // At MPI_THREAD_MULTIPLE other threads of this rank need the core
+    // (and MPI's lock) to make the progress this wait is for: past a
+    // short spin, each poll yields.
+    let threads = crate::threads::multiple();
+    let mut spins = 0u32;
+    let mut step = move || {
+        if threads {
+            spins = spins.saturating_add(1);
+            if spins > 64 {
+                std::thread::yield_now();
+            }
+        }
+        step()
+    };
     let Some(timeout) = config().timeout else {
         while !step()? {}
         return Ok(());

@@ -169,14 +169,31 @@ pub unsafe extern "C" fn MPI_Init_thread(
     if rc == 0 {
         mpi::world_rank();
         crate::hang::known(mpi::comm_world());
-        // SAFETY: MPI wrote the level provided.
-        crate::hang::thread_level(unsafe { *provided });
+        // SAFETY: MPI wrote the level provided; reads mpi-sys's copy of
+        // MPI_THREAD_MULTIPLE.
+        crate::threads::provided(unsafe { *provided }, unsafe { RSMPI_THREAD_MULTIPLE });
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
         }
         crate::p2p::setup(mpi::comm_world(), None);
     }
     rc
+}
+
+/// The free of a communicator with a point-to-point channel first waits,
+/// visibly, for every member (`crate::hang::collective`): the channel's
+/// release inside the free settles with all of them.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
+    if !comm.is_null() {
+        // SAFETY: the user's communicator handle.
+        let c = unsafe { *comm };
+        if let Some(dup) = crate::p2p::channel_dup(c) {
+            crate::hang::collective("MPI_Comm_free", c, dup);
+        }
+    }
+    // SAFETY: the user's argument.
+    unsafe { PMPI_Comm_free(comm) }
 }
 
 #[no_mangle]

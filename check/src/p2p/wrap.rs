@@ -27,8 +27,10 @@ macro_rules! blocking_send {
             tag: c_int,
             comm: MPI_Comm,
         ) -> c_int {
+            // Companion and message posted under the one lock (crate::threads).
+            let _s = crate::threads::enter();
             let key = sent(comm, dest, tag, count, t);
-            let rc = if crate::hang::on() {
+            let rc = if crate::hang::polled() {
                 // SAFETY: the user's arguments, unchanged, in the
                 // nonblocking form, polled (crate::hang).
                 unsafe {
@@ -74,6 +76,7 @@ macro_rules! send_with_request {
             comm: MPI_Comm,
             request: *mut MPI_Request,
         ) -> c_int {
+            let _s = crate::threads::enter();
             let key = if $persistent {
                 None
             } else {
@@ -125,6 +128,22 @@ fn status_or(status: *mut MPI_Status, own: &mut MPI_Status) -> *mut MPI_Status {
         own
     } else {
         status
+    }
+}
+
+/// The status of a receive from `MPI_PROC_NULL` (MPI 4.1, 3.11): MPI
+/// 4.0 in MPICH leaves it unset when the receive is polled.
+fn proc_null_status(st: *mut MPI_Status) {
+    // SAFETY: reads mpi-sys's copies of the constants; st is the user's
+    // status or ours, or MPI_STATUS_IGNORE (skipped).
+    unsafe {
+        if st == RSMPI_STATUS_IGNORE {
+            return;
+        }
+        (*st).MPI_SOURCE = RSMPI_PROC_NULL;
+        (*st).MPI_TAG = RSMPI_ANY_TAG;
+        PMPI_Status_set_elements(st, crate::mpi::byte(), 0);
+        PMPI_Status_set_cancelled(st, 0);
     }
 }
 
@@ -188,11 +207,14 @@ $(#[$m])*
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> c_int {
+    // Queued and posted under the one lock (crate::threads).
+    let _s = crate::threads::enter();
     let key = receiving($label, comm, source, tag, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        // (MPICH 4.0 leaves a polled MPI_PROC_NULL receive's status unset.)
-        if crate::hang::on() && source != super::proc_null() {
+        // (MPICH 4.0 leaves a polled MPI_PROC_NULL receive's status unset;
+        // a blocking one returns at once.)
+        if crate::hang::polled() && source != super::proc_null() {
             crate::hang::one($label, crate::hang::Kind::Recv, comm, source, tag, st, |r| {
                 $ipmpi(buf, count, t, source, tag, comm, r)
             })
@@ -219,6 +241,7 @@ $(#[$m])*
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
+    let _s = crate::threads::enter();
     let key = receiving($label, comm, source, tag, count, t);
     // SAFETY: the user's arguments, unchanged.
     let rc = unsafe { $pmpi(buf, count, t, source, tag, comm, request) };
@@ -259,16 +282,22 @@ $(#[$m])*
     // Its companion stays when the call fails: the error may be the
     // receive's (a truncation) with the message sent, and a message
     // without its companion would leave its receiver waiting for one.
+    let _s = crate::threads::enter();
     let _ = sent(comm, dest, sendtag, sendcount, sendtype);
     let key = receiving($label, comm, source, recvtag, recvcount, recvtype);
+    let null_source = source == super::proc_null();
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        if crate::hang::on() && source != super::proc_null() {
-            crate::hang::pair(
+        if crate::hang::polled() && (!null_source || crate::threads::multiple()) {
+            let rc = crate::hang::pair(
                 $label, comm, dest, sendtag, source, recvtag, st,
                 |r| $irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, r),
                 |r| $isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, r),
-            )
+            );
+            if null_source && rc == 0 {
+                proc_null_status(st);
+            }
+            rc
         } else {
             $pmpi(
                 sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype,
@@ -305,20 +334,33 @@ $(#[$m])*
     status: *mut MPI_Status,
 ) -> c_int {
     // As in MPI_Sendrecv, the companion stays when the call fails.
+    let _s = crate::threads::enter();
     let _ = sent(comm, dest, sendtag, count, t);
     let key = receiving($label, comm, source, recvtag, count, t);
+    let null_source = source == super::proc_null();
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
         let n: i64 = count.into();
         let polled = match c_int::try_from(n) {
-            Ok(n) if crate::hang::on() && source != super::proc_null() => crate::hang::sendrecv_replace(
-                buf, n, t, dest, sendtag, source, recvtag, comm, st,
-            ),
+            Ok(n) if crate::hang::polled() && (!null_source || crate::threads::multiple()) => {
+                crate::hang::sendrecv_replace(buf, n, t, dest, sendtag, source, recvtag, comm, st)
+            }
             _ => None,
         };
         match polled {
-            Some(rc) => rc,
-            None => $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, st),
+            Some(rc) => {
+                if null_source && rc == 0 {
+                    proc_null_status(st);
+                }
+                rc
+            }
+            None => {
+                // Blocking (a count past int, or a type MPI cannot pack):
+                // the lock goes first (crate::threads; such a call on
+                // two threads with one (destination, tag) is not ordered).
+                crate::threads::release();
+                $pmpi(buf, count, t, dest, sendtag, source, recvtag, comm, st)
+            }
         }
     })
 }
@@ -346,19 +388,29 @@ pub unsafe extern "C" fn MPI_Mprobe(
     // SAFETY: MPI_Status is plain data.
     let mut own: MPI_Status = unsafe { std::mem::zeroed() };
     let st = status_or(status, &mut own);
-    // SAFETY: the user's arguments; st is the user's status or ours.
-    let rc = unsafe {
-        if crate::hang::on() {
-            crate::hang::mprobe(source, tag, comm, message, st)
-        } else {
-            PMPI_Mprobe(source, tag, comm, message, st)
+    if !crate::hang::polled() {
+        // SAFETY: the user's arguments; st is the user's status or ours.
+        let rc = unsafe { PMPI_Mprobe(source, tag, comm, message, st) };
+        if rc == 0 {
+            // SAFETY: MPI wrote the status and the message.
+            unsafe { super::matched(comm, &*st, *message) };
         }
-    };
-    if rc == 0 {
-        // SAFETY: MPI wrote the status and the message.
-        unsafe { super::matched(comm, &*st, *message) };
+        return rc;
     }
-    rc
+    // Each attempt matches and queues under the one lock
+    // (crate::threads): the message's place is taken as MPI gives it.
+    let attempt = || {
+        let _s = crate::threads::enter();
+        let mut flag: c_int = 0;
+        // SAFETY: the user's arguments; st is the user's status or ours.
+        let rc = unsafe { PMPI_Improbe(source, tag, comm, &mut flag, message, st) };
+        if rc == 0 && flag != 0 {
+            // SAFETY: MPI wrote the status and the message.
+            unsafe { super::matched(comm, &*st, *message) };
+        }
+        (rc, flag != 0)
+    };
+    crate::hang::mprobe(source, tag, comm, attempt)
 }
 
 /// `MPI_Probe` takes no message (no check): wrapped to wait visibly.
@@ -391,6 +443,7 @@ pub unsafe extern "C" fn MPI_Improbe(
     // SAFETY: MPI_Status is plain data.
     let mut own: MPI_Status = unsafe { std::mem::zeroed() };
     let st = status_or(status, &mut own);
+    let _s = crate::threads::enter();
     // SAFETY: the user's arguments; st is the user's status or ours.
     let rc = unsafe { PMPI_Improbe(source, tag, comm, flag, message, st) };
     // SAFETY: MPI wrote flag (and, when set, the status and the message).
@@ -412,11 +465,12 @@ $(#[$m])*
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> c_int {
+    let _s = crate::threads::enter();
     // SAFETY: the user's message handle.
     let key = super::receiving_matched($label, unsafe { *message }, count, t);
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        if crate::hang::on() {
+        if crate::hang::polled() {
             let comm = RSMPI_COMM_NULL;
             crate::hang::one($label, crate::hang::Kind::Matched, comm, 0, 0, st, |r| {
                 $ipmpi(buf, count, t, message, r)
@@ -442,6 +496,7 @@ $(#[$m])*
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> c_int {
+    let _s = crate::threads::enter();
     // SAFETY: the user's message handle.
     let key = super::receiving_matched($label, unsafe { *message }, count, t);
     // SAFETY: the user's arguments, unchanged.
@@ -497,6 +552,7 @@ recv_init!(MPI_Recv_init, PMPI_Recv_init, "MPI_Recv_init", c_int);
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Start(request: *mut MPI_Request) -> c_int {
+    let _s = crate::threads::enter();
     // SAFETY: the user's request.
     let r = unsafe { *request };
     let key = super::starting(r);
@@ -508,6 +564,7 @@ pub unsafe extern "C" fn MPI_Start(request: *mut MPI_Request) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Startall(count: c_int, requests: *mut MPI_Request) -> c_int {
+    let _s = crate::threads::enter();
     let n = count.max(0) as usize;
     // SAFETY: the user's array holds count requests.
     let reqs: Vec<MPI_Request> = (0..n).map(|i| unsafe { *requests.add(i) }).collect();
