@@ -98,7 +98,10 @@ enum Mark {
     },
     /// A collective call of the program that waits for every member of
     /// its communicator (`collective`).
-    Collective { call: &'static str, comm: u64 },
+    Collective {
+        call: &'static str,
+        comm: u64,
+    },
     /// A Wait form on the user's requests (the array lives during the call).
     Requests {
         call: &'static str,

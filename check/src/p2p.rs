@@ -1565,7 +1565,9 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
         return one_failed(key, claimed[0], st, out);
     }
     // SAFETY: MPI wrote the status.
-    completed(key, claimed[0], unsafe { &*st }).err().unwrap_or(out.rc)
+    completed(key, claimed[0], unsafe { &*st })
+        .err()
+        .unwrap_or(out.rc)
 }
 
 /// The completion of one request failed (`out`): a truncated receive's
@@ -1616,7 +1618,9 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
         return rc;
     }
     // SAFETY: MPI wrote the status.
-    completed(key, claimed[0], unsafe { &*st }).err().unwrap_or(rc)
+    completed(key, claimed[0], unsafe { &*st })
+        .err()
+        .unwrap_or(rc)
 }
 
 /// Runs `f` (a completion call over `count` requests) with a status array
@@ -1765,9 +1769,7 @@ pub unsafe fn any(
     let rc = out.rc;
     // SAFETY: MPI wrote index (and flag).
     let (i, done) = unsafe { (*index, flag.map_or(true, |f| *f != 0)) };
-    let which = usize::try_from(i)
-        .ok()
-        .filter(|&i| i < keys.len());
+    let which = usize::try_from(i).ok().filter(|&i| i < keys.len());
     let completed_one = (done || out.err != 0).then_some(which).flatten();
     unclaim(&keys, &claimed, |j| Some(j) == completed_one);
     match completed_one {
