@@ -710,18 +710,7 @@ pub fn finalize() {
     if st.unchecked {
         return;
     }
-    let mut req = mpi::request_null();
-    // SAFETY: the checker's duplicate.
-    if unsafe { PMPI_Ibarrier(st.dup, &mut req) } != 0 {
-        return;
-    }
-    let _m = mark(Mark::Finalize);
-    let mut flag: c_int = 0;
-    // SAFETY: the request just made.
-    let _ = watchdog::poll(|| {
-        ok(unsafe { PMPI_Test(&mut req, &mut flag, RSMPI_STATUS_IGNORE) })?;
-        Ok(flag != 0)
-    });
+    barrier(st.dup, Mark::Finalize);
     mpi::channel::discard();
 }
 
@@ -733,18 +722,21 @@ pub fn finalize() {
 /// ("rank 1 waits for rank 0 in MPI_Comm_free(the_dup)"), not a silent
 /// wait inside MPI's delete callbacks.
 pub fn collective(call: &'static str, comm: MPI_Comm, dup: MPI_Comm) {
-    if !on() {
-        return;
+    if on() {
+        let comm = bits(comm);
+        barrier(dup, Mark::Collective { call, comm });
     }
+}
+
+/// A barrier on `dup` (a checker's duplicate), polled, with this thread
+/// marked as waiting in `m`.
+fn barrier(dup: MPI_Comm, m: Mark) {
     let mut req = mpi::request_null();
     // SAFETY: the checker's duplicate.
     if unsafe { PMPI_Ibarrier(dup, &mut req) } != 0 {
         return;
     }
-    let _m = mark(Mark::Collective {
-        call,
-        comm: bits(comm),
-    });
+    let _m = mark(m);
     let mut flag: c_int = 0;
     // SAFETY: the request just made.
     let _ = watchdog::poll(|| {

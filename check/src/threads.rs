@@ -9,7 +9,9 @@
 //! their companions in one order and their messages in the other; two
 //! threads receiving on one communicator could queue their receives in
 //! one order and post them in the other. Either would pair a message with
-//! another message's companion: a false report. So, at
+//! another message's companion (a mismatch reported against the wrong
+//! message), and two threads would change one channel's queue at once (a
+//! data race). So, at
 //! `MPI_THREAD_MULTIPLE` only, each wrapper holds this lock while it
 //! posts a companion with its message, or queues a receive with its
 //! posting, and while it checks a completed receive against the queue.

@@ -147,6 +147,14 @@ fn proc_null_status(st: *mut MPI_Status) {
     }
 }
 
+/// Whether a send-receive pair is polled (`crate::hang::polled`). One
+/// from `MPI_PROC_NULL` is not, but at `MPI_THREAD_MULTIPLE`, where its
+/// send must be posted under the lock (`crate::threads`); its status is
+/// then written by `proc_null_status`.
+fn pair_polled(null_source: bool) -> bool {
+    crate::hang::polled() && (!null_source || crate::threads::multiple())
+}
+
 /// Runs a blocking receive `f` with the user's status, or ours where the
 /// user ignores it and the receive is checked, then checks it. `send`: a
 /// companion to cancel when the call fails (none so far: see
@@ -288,7 +296,7 @@ $(#[$m])*
     let null_source = source == super::proc_null();
     // SAFETY: the user's arguments; the status is the user's or ours.
     checked_receive(key, None, status, |st| unsafe {
-        if crate::hang::polled() && (!null_source || crate::threads::multiple()) {
+        if pair_polled(null_source) {
             let rc = crate::hang::pair(
                 $label, comm, dest, sendtag, source, recvtag, st,
                 |r| $irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, r),
@@ -342,7 +350,7 @@ $(#[$m])*
     checked_receive(key, None, status, |st| unsafe {
         let n: i64 = count.into();
         let polled = match c_int::try_from(n) {
-            Ok(n) if crate::hang::polled() && (!null_source || crate::threads::multiple()) => {
+            Ok(n) if pair_polled(null_source) => {
                 crate::hang::sendrecv_replace(buf, n, t, dest, sendtag, source, recvtag, comm, st)
             }
             _ => None,
