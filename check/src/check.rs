@@ -8,7 +8,7 @@ use crate::mpi::{self, State};
 use crate::record::*;
 use crate::report::{config, json_str, Mode, Report};
 use crate::watchdog::{self, Phase, Waiting};
-use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
+use crate::sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use mpix_marshal::{HashKind, Representation};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub enum Counts {
     None,
     Int(*const c_int),
-    Big(*const mpi_sys::MPI_Count),
+    Big(*const crate::sys::MPI_Count),
 }
 
 impl Counts {
@@ -46,8 +46,8 @@ impl From<*const c_int> for Counts {
     }
 }
 
-impl From<*const mpi_sys::MPI_Count> for Counts {
-    fn from(p: *const mpi_sys::MPI_Count) -> Counts {
+impl From<*const crate::sys::MPI_Count> for Counts {
+    fn from(p: *const crate::sys::MPI_Count) -> Counts {
         Counts::Big(p)
     }
 }

@@ -38,7 +38,7 @@
 use crate::mpi::{self, bits, channel::Answer, comm_world, from_bits};
 use crate::report::{config, Mode, Report};
 use crate::watchdog;
-use mpi_sys::*;
+use crate::sys::*;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{c_int, c_void};

@@ -21,6 +21,10 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+/// The MPI bindings: the library's own (`mpix_marshal::sys`), so that
+/// the checker and the library it links are built on the same ones.
+pub(crate) use mpix_marshal::sys;
+
 pub mod check;
 pub mod digest;
 pub mod hang;

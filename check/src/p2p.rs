@@ -157,7 +157,7 @@ use crate::check;
 use crate::mpi;
 use crate::record::{PACKED, UNKNOWN};
 use crate::report::{self, Mode, Report};
-use mpi_sys::*;
+use crate::sys::*;
 use mpix_marshal::HashKind;
 use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};

@@ -7,7 +7,7 @@
 
 use super::{bits, byte, comm_world, from_bits, ok};
 use crate::watchdog;
-use mpi_sys::*;
+use crate::sys::*;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

@@ -32,7 +32,7 @@
 //! Windows and files are not concerned (no point-to-point there).
 
 use super::bits;
-use mpi_sys::*;
+use crate::sys::*;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::c_int;

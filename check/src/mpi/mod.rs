@@ -13,7 +13,7 @@ pub mod wrap;
 
 use crate::digest;
 use crate::watchdog;
-use mpi_sys::*;
+use crate::sys::*;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 

@@ -13,7 +13,7 @@
 use crate::check::{self, Call};
 use crate::mpi;
 use crate::record::{hash_words, Coll, Form};
-use mpi_sys::*;
+use crate::sys::*;
 use std::ffi::{c_char, c_int, c_void};
 
 type Dt = MPI_Datatype;

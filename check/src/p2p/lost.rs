@@ -59,7 +59,7 @@ use super::{
 use crate::check;
 use crate::mpi;
 use crate::report::{self, Mode, Report};
-use mpi_sys::*;
+use crate::sys::*;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -10,7 +10,7 @@
 
 use super::{attach, attach_send, not_posted, received, receiving, sent, truncated, unsent};
 use crate::mpi::errhandler;
-use mpi_sys::*;
+use crate::sys::*;
 use std::ffi::{c_int, c_void};
 
 type Dt = MPI_Datatype;
