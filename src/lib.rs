@@ -48,12 +48,12 @@ pub use format::codes::{Combiner, Distribution, Order, Predefined};
 pub use format::tree::{Attribute, Bounds, Kind, Node};
 pub use mpi::built_for::{built_for as mpi_built_for, mismatch as mpi_mismatch, MpiMismatch};
 pub use mpi::comm::{Comm, Status};
-pub use mpi::Datatype;
 /// The MPI bindings the library is built on (mpi-sys's, or the MPI-5
 /// ABI's with the `abi` feature), for the checker (`check/`), which
 /// interposes MPI calls with the same bindings. Not a stable API.
 #[doc(hidden)]
 pub use mpi::sys;
+pub use mpi::Datatype;
 pub use signature::{
     signature_count as tree_signature_count, signature_hash as tree_signature_hash,
     signature_prefix_hash as tree_signature_prefix_hash,

@@ -37,8 +37,8 @@
 
 use crate::mpi::{self, bits, channel::Answer, comm_world, from_bits};
 use crate::report::{config, Mode, Report};
-use crate::watchdog;
 use crate::sys::*;
+use crate::watchdog;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{c_int, c_void};

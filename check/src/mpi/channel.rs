@@ -6,8 +6,8 @@
 //! check's message. No message is sent unless a check times out.
 
 use super::{bits, byte, comm_world, from_bits, ok};
-use crate::watchdog;
 use crate::sys::*;
+use crate::watchdog;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

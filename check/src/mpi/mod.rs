@@ -12,8 +12,8 @@ pub mod errhandler;
 pub mod wrap;
 
 use crate::digest;
-use crate::watchdog;
 use crate::sys::*;
+use crate::watchdog;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
