@@ -49,6 +49,16 @@ handle!(MPI_Comm, MPI_ABI_Comm);
 handle!(MPI_Errhandler, MPI_ABI_Errhandler);
 handle!(MPI_Request, MPI_ABI_Request);
 handle!(MPI_Message, MPI_ABI_Message);
+// The checker's too (check/: it interposes calls that take them).
+handle!(MPI_Op, MPI_ABI_Op);
+handle!(MPI_Group, MPI_ABI_Group);
+handle!(MPI_Info, MPI_ABI_Info);
+handle!(MPI_Win, MPI_ABI_Win);
+handle!(MPI_File, MPI_ABI_File);
+
+/// `MPI_User_function`, in mpi-sys's shape (an optional function pointer).
+pub type MPI_User_function =
+    Option<unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype)>;
 
 /// `MPI_Status`: the ABI's layout (three public fields, five internal).
 #[repr(C)]
@@ -80,6 +90,9 @@ pub const RSMPI_STATUSES_IGNORE: *mut MPI_Status = std::ptr::null_mut();
 pub const RSMPI_ANY_SOURCE: c_int = -1;
 pub const RSMPI_ANY_TAG: c_int = -2;
 pub const RSMPI_PROC_NULL: c_int = -3;
+pub const RSMPI_UINT64_T: MPI_Datatype = MPI_Datatype(fixed(0x259));
+pub const RSMPI_UNDEFINED: c_int = -32766;
+pub const RSMPI_THREAD_MULTIPLE: c_int = 4096;
 
 // Error classes and other integer constants: the ABI's values, in the
 // integer types mpi-sys gives them (callers cast with `as`).
