@@ -37,10 +37,7 @@ lib=$prefix/lib
 [ "$(readlink "$lib/libmpix_marshal.so")" = "libmpix_marshal.so.0" ] || fail "libmpix_marshal.so link"
 soname=$(readelf -d "$lib/libmpix_marshal.so.$version" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ "$soname" = "libmpix_marshal.so.0" ] || fail "soname is '$soname'"
-# The checker (check/) is built on mpi-sys: not in the abi build
-# (scripts/mpi-env.sh abi), which builds the library and the command only.
 checker="lib/libmpix_check.so bin/mpix-check share/man/man1/mpix-check.1"
-[ "${MPIX_MPI:-}" = abi ] && checker=
 for f in lib/libmpix_marshal.a include/mpix_marshal.h bin/mpix-marshal lib/pkgconfig/mpix-marshal.pc \
     lib/cmake/MpixMarshal/MpixMarshalConfig.cmake share/man/man1/mpix-marshal.1 share/man/man3/MPIX_Type_marshal.3 \
     share/man/man7/mpix-marshal.7 $checker; do
@@ -161,7 +158,7 @@ grep -q 'root: MPI_COMBINER_INDEXED "selected particles"' <<<"$("$prefix/bin/mpi
     || fail "mpix-marshal dump"
 echo "install-test: the installed mpix-marshal reads the demo's archive: ok"
 
-# The installed launcher (not on the abi build, which has no checker).
+# The installed launcher.
 if [ -n "$checker" ]; then
     # The installed launcher preloads the installed checker: the demo is a
     # correct program (no report), and a root mismatch is reported.

@@ -15,8 +15,10 @@
 # Sets MPIX_MPI (the name), MPICC, MPIEXEC, MPIEXEC_ARGS, CARGO_TARGET_DIR
 # (relative to the repository, as scripts/c-tests.sh expects) and
 # MPIX_CARGO_FLAGS (extra cargo arguments, empty but for abi, which builds
-# the library and the command without mpi-sys: --no-default-features
-# --features abi, and not the checker, which is built on mpi-sys); for
+# the library, the command and the checker without mpi-sys:
+# --no-default-features --features abi), MPIX_CHECK_FEATURES (the same
+# for a build of the checker alone: `cargo build -p mpix-check
+# $MPIX_CHECK_FEATURES`); for
 # Open MPI the variables that let it run as root and put 4 ranks on 2
 # cores, and skip the transports that look for a network (see below); for the wheels LD_LIBRARY_PATH with the prefix's lib/ first. The
 # wheels' mpicc adds a RUNPATH to the programs it links, but cargo links
@@ -55,6 +57,7 @@ wheel() { # venv dir: checks it is installed, sets the library path
 }
 say MPIX_MPI "$name"
 say MPIX_CARGO_FLAGS ""
+say MPIX_CHECK_FEATURES ""
 case $name in
 mpich4)
     say MPICC mpicc.mpich
@@ -93,7 +96,8 @@ abi)
     say MPIEXEC "$root/mpich5/bin/mpiexec"
     say MPIEXEC_ARGS ""
     say CARGO_TARGET_DIR target/abi
-    say MPIX_CARGO_FLAGS "-p mpix-marshal -p mpix-marshal-cli --no-default-features --features abi"
+    say MPIX_CARGO_FLAGS "-p mpix-marshal -p mpix-marshal-cli -p mpix-check --no-default-features --features abi"
+    say MPIX_CHECK_FEATURES "--no-default-features --features abi"
     ;;
 *)
     echo "usage: scripts/mpi-env.sh NAME   (NAME: ${names[*]})" >&2

@@ -16,8 +16,9 @@
 # tests (scripts/check-p2p-tests.sh), its hang tests
 # (scripts/check-hang-tests.sh), the checker with the type exchange
 # (scripts/check-exchange-tests.sh) and its check at MPI_Finalize
-# (scripts/check-lost-tests.sh), and the Python package with mpi4py
-# (scripts/python-tests.sh; every pass but abi's). Then the cross-reading
+# (scripts/check-lost-tests.sh), on the abi pass the checker built on the
+# MPI-5 ABI, and the Python package with mpi4py (scripts/python-tests.sh;
+# every pass but abi's). Then the cross-reading
 # matrix (every MPI reads the streams every other wrote, tests/cross.rs),
 # printed, the wrong-MPI tests (scripts/wrong-mpi-tests.sh: each MPI's
 # build refuses the other's programs with one line) and a short fuzz run
@@ -90,19 +91,16 @@ pass() { # mpi
     esac
     suite "$l: install, build the demo three ways, run it" in_mpi "$mpi" 'scripts/install-test.sh'
     suite "$l: man pages (mandoc -T lint, 80 columns)" in_mpi "$mpi" 'cargo build -q $features && scripts/man-lint.sh "$CARGO_TARGET_DIR"'
-    # The checker (check/) is built on mpi-sys, which the abi build replaces.
-    if [ "$mpi" != abi ]; then
-        suite "$l: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
-            in_mpi "$mpi" 'cargo build --release -p mpix-check && scripts/check-tests.sh "$CARGO_TARGET_DIR"'
-        suite "$l: mpix-check point to point (on by default; erroneous and correct programs, threads, -n 2 and -n 4)" \
-            in_mpi "$mpi" 'scripts/check-p2p-tests.sh "$CARGO_TARGET_DIR"'
-        suite "$l: mpix-check hangs (point-to-point hangs reported, MPIX_CHECK_TIMEOUT=2, -n 2 and -n 4)" \
-            in_mpi "$mpi" 'scripts/check-hang-tests.sh "$CARGO_TARGET_DIR"'
-        suite "$l: mpix-check with the type exchange (its C tests and examples under every check, -n 2 and -n 4)" \
-            in_mpi "$mpi" 'scripts/check-exchange-tests.sh "$CARGO_TARGET_DIR"'
-        suite "$l: mpix-check lost messages and pending sends at MPI_Finalize (-n 2 and -n 4)" \
-            in_mpi "$mpi" 'scripts/check-lost-tests.sh "$CARGO_TARGET_DIR"'
-    fi
+    suite "$l: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
+        in_mpi "$mpi" 'cargo build --release -p mpix-check $MPIX_CHECK_FEATURES && scripts/check-tests.sh "$CARGO_TARGET_DIR"'
+    suite "$l: mpix-check point to point (on by default; erroneous and correct programs, threads, -n 2 and -n 4)" \
+        in_mpi "$mpi" 'scripts/check-p2p-tests.sh "$CARGO_TARGET_DIR"'
+    suite "$l: mpix-check hangs (point-to-point hangs reported, MPIX_CHECK_TIMEOUT=2, -n 2 and -n 4)" \
+        in_mpi "$mpi" 'scripts/check-hang-tests.sh "$CARGO_TARGET_DIR"'
+    suite "$l: mpix-check with the type exchange (its C tests and examples under every check, -n 2 and -n 4)" \
+        in_mpi "$mpi" 'scripts/check-exchange-tests.sh "$CARGO_TARGET_DIR"'
+    suite "$l: mpix-check lost messages and pending sends at MPI_Finalize (-n 2 and -n 4)" \
+        in_mpi "$mpi" 'scripts/check-lost-tests.sh "$CARGO_TARGET_DIR"'
     # The Python package (python/) with mpi4py's wheel, which loads any of
     # these MPIs at run time (not the MPI-5 ABI build's libmpi_abi: skipped
     # with a line).

@@ -16,17 +16,34 @@
 //! * `check`: the checks themselves, `report`: the report and the
 //!   configuration from the environment, `watchdog`: hangs become reports,
 //!   `threads`: the thread level and the point-to-point checks' one lock,
-//! * `mpi`: the MPI edge (every MPI call, all of them `PMPI_`), with
-//!   `mpi::wrap`, the interposed `MPI_` functions.
+//! * `entry`: the interposed `MPI_` functions, generated from the table
+//!   of calls (`check/calls.txt`) by the build script,
+//! * `mpi`: the MPI edge (every MPI call, all of them `PMPI_`).
 
 #![deny(unsafe_op_in_unsafe_fn)]
+// The ABI's constants are `const`, mpi-sys's `extern static`s (read in
+// `unsafe`): one source serves both.
+#![cfg_attr(feature = "abi", allow(unused_unsafe))]
 
 /// The MPI bindings: the library's own (`mpix_marshal::sys`), so that
-/// the checker and the library it links are built on the same ones.
-pub(crate) use mpix_marshal::sys;
+/// the checker and the library it links are built on the same ones; the
+/// ABI's lack the `PMPI_` names, declared here from the table of calls.
+pub(crate) mod sys {
+    pub use mpix_marshal::sys::*;
+    #[cfg(feature = "abi")]
+    #[allow(clippy::all)]
+    mod pmpi {
+        use super::*;
+        use std::ffi::{c_char, c_int, c_void};
+        include!(concat!(env!("OUT_DIR"), "/pmpi.rs"));
+    }
+    #[cfg(feature = "abi")]
+    pub use pmpi::*;
+}
 
 pub mod check;
 pub mod digest;
+mod entry;
 pub mod hang;
 pub mod internal;
 pub mod mpi;

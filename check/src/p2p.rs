@@ -165,7 +165,6 @@ use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 pub mod lost;
-pub mod wrap;
 
 extern "C" {
     fn mxc_p2p_keyval_create(keyval: *mut c_int, del: extern "C" fn(*mut c_void)) -> c_int;
@@ -529,7 +528,7 @@ fn in_flight() -> &'static Mutex<Vec<InFlight>> {
     F.get_or_init(Default::default)
 }
 
-fn proc_null() -> c_int {
+pub(crate) fn proc_null() -> c_int {
     // SAFETY: reads mpi-sys's copy of MPI_PROC_NULL.
     unsafe { RSMPI_PROC_NULL }
 }

@@ -1,6 +1,6 @@
-//! The checker's MPI edge: every MPI call the checker makes is here or in
-//! `wrap` (the interposed `MPI_` functions), and every one is a `PMPI_`
-//! call, never an `MPI_` one (which would come back into the wrappers).
+//! The checker's MPI edge: every MPI call the checker makes is a `PMPI_`
+//! call, never an `MPI_` one (which would come back into the wrappers,
+//! `crate::entry`).
 //!
 //! The checks' own traffic runs on a private duplicate of each user
 //! communicator, made when the communicator is made (or at its first
@@ -9,7 +9,6 @@
 
 pub mod channel;
 pub mod errhandler;
-pub mod wrap;
 
 use crate::digest;
 use crate::sys::*;

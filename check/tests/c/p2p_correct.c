@@ -460,7 +460,7 @@ int main(int argc, char **argv) {
     }
 #endif
 
-#if defined(MPICH_NUMVERSION) || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#if MPI_VERSION >= 4 || defined(MPICH_NUMVERSION) || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
     /* Partitioned communication (MPI 4; not in Open MPI 4) on a checked
      * communicator, between regular messages of the same tag received with
      * MPI_ANY_TAG: a partitioned message matches only a partitioned receive,

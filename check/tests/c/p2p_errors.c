@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     if (!strcmp(s, "int_float")) {
         if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, 7, MPI_COMM_WORLD);
         if (rank == last) rc = MPI_Recv(buf, 1, MPI_FLOAT, 0, 7, MPI_COMM_WORLD, &st);
-#if defined(MPICH_NUMVERSION) || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
+#if MPI_VERSION >= 4 || defined(MPICH_NUMVERSION) || (defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION >= 5)
     } else if (!strcmp(s, "partitioned")) {
         /* Partitioned messages around a ring (every rank: Open MPI 5's first
          * partitioned call on a communicator is collective), then a regular
