@@ -299,7 +299,9 @@ int main(int argc, char **argv)
             /* The methods take turns, ROUNDS blocks of ops / ROUNDS
              * operations each, so that a busy machine weighs on all alike;
              * each block is checked. */
-            int block = ops / ROUNDS > 0 ? ops / ROUNDS : 1;
+            /* (Fewer rounds for fewer operations: a test's short run.) */
+            int rounds = ops < ROUNDS ? ops : ROUNDS;
+            int block = ops / rounds;
             double us[METHODS];
             for (int m = 0; m < METHODS; m++) {
                 /* Warm-up (the reference and send/recv methods describe
@@ -307,13 +309,13 @@ int main(int argc, char **argv)
                 run((enum method)m, acc, t, 3, times[m], msg, cur, desc, desc_cap);
                 settle_and_check((enum method)m, acc, t, 3, tmp, cur);
             }
-            for (int r = 0; r < ROUNDS; r++)
+            for (int r = 0; r < rounds; r++)
                 for (int m = 0; m < METHODS; m++) {
                     run((enum method)m, acc, t, block, times[m] + (size_t)r * block, msg, cur, desc, desc_cap);
                     settle_and_check((enum method)m, acc, t, block, tmp, cur);
                 }
             for (int m = 0; m < METHODS; m++)
-                us[m] = median_us(times[m], ROUNDS * block);
+                us[m] = median_us(times[m], rounds * block);
             if (rank == 0)
                 printf("%-20s %-10s %6d %6d %9ld | %9.2f %9.2f %9.2f %9.2f %+9.2f | %9.2f\n",
                        k == 0 ? "column" : k == 1 ? "subarray 64x64" : "indexed 1000 blocks", acc ? "accumulate" : "put",

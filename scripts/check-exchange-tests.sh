@@ -35,7 +35,7 @@ declare -A sources=(
     [skeleton_content]=examples/skeleton_content.c [am_rma]=examples/am_rma.c
     [exchange_mix]=check/tests/c/exchange_mix.c
 )
-declare -A args=([am_rma]=20)
+declare -A args=([am_rma]=2)
 for p in "${!sources[@]}"; do
     "$MPICC" -std=c99 -Wall -Wextra -Werror -Iinclude -Itests/c -o "$out/$p" "${sources[$p]}" \
         -L"$lib" -lmpix_marshal -Wl,-rpath,"$(cd "$lib" && pwd)" || exit 1
