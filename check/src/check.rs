@@ -6,12 +6,13 @@
 use crate::digest::{self, Digest};
 use crate::mpi::{self, State};
 use crate::record::*;
-use crate::report::{config, json_str, Mode, Report};
+use crate::report::{config, Mode, Report};
+use crate::sig::*;
+use crate::site;
 use crate::sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use crate::watchdog::{self, Phase, Waiting};
-use mpix_marshal::{HashKind, Representation};
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A call's array of counts: `int` in the classic interface, `MPI_Count`
@@ -377,252 +378,6 @@ impl Call {
             self.extra
         }
     }
-}
-
-fn packed_hash() -> u64 {
-    static H: OnceLock<u64> = OnceLock::new();
-    *H.get_or_init(|| mpix_marshal::signature_hash(mpi::packed(), HashKind::DEFAULT).unwrap_or(0))
-}
-
-/// A type's signature facts, looked up once per call: its hash, element
-/// count and size (O(1) once the library has cached the hash on the type).
-#[derive(Debug, Clone, Copy)]
-struct TypeSig {
-    /// None: the library could not read the type.
-    hash: Option<(u64, u128)>,
-    bytes: u64,
-    packed: bool,
-}
-
-/// Bumped by every `MPI_Type_free`: a freed handle may come back as
-/// another type, so the per-thread caches of type signatures start over.
-pub static TYPES_FREED: AtomicU64 = AtomicU64::new(0);
-
-/// A recent type: its facts and the signature of the count it was last
-/// used with (programs repeat a call with the same count).
-#[derive(Clone, Copy)]
-struct Recent {
-    key: u64,
-    facts: TypeSig,
-    last: Option<(i64, Sig)>,
-}
-
-thread_local! {
-    /// The last few types, valid while no type was freed.
-    static RECENT: std::cell::RefCell<(u64, Vec<Recent>)> =
-        const { std::cell::RefCell::new((0, Vec::new())) };
-}
-
-impl TypeSig {
-    fn look_up(t: MPI_Datatype) -> TypeSig {
-        let kind = HashKind::DEFAULT;
-        let hash = match (
-            mpix_marshal::signature_hash(t, kind),
-            mpix_marshal::signature_count(t),
-        ) {
-            (Ok(h), Ok(n)) => Some((h, n)),
-            _ => None,
-        };
-        let packed = hash.is_some_and(|(h, n)| n > 0 && h == kind.repeat((packed_hash(), 1), n));
-        TypeSig {
-            hash,
-            bytes: mpi::type_size(t),
-            packed,
-        }
-    }
-
-    /// The signature of `count` copies: O(log count) at most.
-    fn times(&self, count: i64) -> Sig {
-        let (Some((h, n)), Ok(k)) = (self.hash, u64::try_from(count)) else {
-            return Sig {
-                flags: DEFINED | UNKNOWN,
-                ..Sig::NONE
-            };
-        };
-        let k = k as u128;
-        Sig {
-            hash: if k == 1 {
-                h
-            } else {
-                HashKind::DEFAULT.repeat((h, n), k)
-            },
-            count: u64::try_from(n.saturating_mul(k)).unwrap_or(u64::MAX),
-            bytes: self.bytes.saturating_mul(k as u64),
-            flags: DEFINED | if self.packed { PACKED } else { 0 },
-        }
-    }
-}
-
-/// The signature of `count` copies of `t`: from this thread's cache of
-/// recent types (a handful of comparisons) when `t` was used lately, else
-/// from the library (O(1) once it has the type's hash, which it keeps on
-/// the type) and O(log count) for the copies.
-pub fn sig_of(count: i64, t: MPI_Datatype) -> Sig {
-    const KEEP: usize = 8;
-    let key = mpi::bits(t);
-    let freed = TYPES_FREED.load(Ordering::Acquire);
-    RECENT.with(|r| {
-        let mut r = r.borrow_mut();
-        if r.0 != freed {
-            *r = (freed, Vec::new());
-        }
-        let i = match r.1.iter().position(|e| e.key == key) {
-            Some(i) => i,
-            None => {
-                if r.1.len() == KEEP {
-                    r.1.remove(0);
-                }
-                r.1.push(Recent {
-                    key,
-                    facts: TypeSig::look_up(t),
-                    last: None,
-                });
-                r.1.len() - 1
-            }
-        };
-        let e = &mut r.1[i];
-        match e.last {
-            Some((c, s)) if c == count => s,
-            _ => {
-                let s = e.facts.times(count);
-                e.last = Some((count, s));
-                s
-            }
-        }
-    })
-}
-
-/// "4 x MPI_BYTE", "1 x a derived datatype "row" (MPI_COMBINER_VECTOR)".
-pub fn describe(count: i64, t: MPI_Datatype) -> String {
-    let what = match mpix_marshal::type_tree(t) {
-        Ok(node) => match &node.kind {
-            mpix_marshal::Kind::Named(p) => p.mpi_name().to_string(),
-            _ => {
-                let name = node
-                    .name
-                    .as_ref()
-                    .map(|n| format!("\"{}\" ", String::from_utf8_lossy(n)))
-                    .unwrap_or_default();
-                format!("a derived datatype {name}({})", node.combiner().mpi_name())
-            }
-        },
-        Err(e) => format!("a datatype the checker cannot read ({e})"),
-    };
-    format!("{count} x {what}")
-}
-
-fn sig_text(count: i64, t: MPI_Datatype, s: &Sig) -> String {
-    let el = if s.count == 1 { "element" } else { "elements" };
-    format!(
-        "{}: {} {el}, {} bytes",
-        describe(count, t),
-        s.count,
-        s.bytes
-    )
-}
-
-fn sig_text_remote(s: &Sig) -> String {
-    let el = if s.count == 1 { "element" } else { "elements" };
-    format!("{} {el}, {} bytes", s.count, s.bytes)
-}
-
-/// (count, type) marshalled for another rank.
-fn pack_type(count: i64, t: MPI_Datatype) -> Vec<u8> {
-    let mut out = count.to_le_bytes().to_vec();
-    if let Ok(bytes) = mpix_marshal::marshal(Representation::External, t) {
-        out.extend_from_slice(&bytes);
-    }
-    out
-}
-
-/// Where the signatures of (ref_count, ref_type) and (count, t) first
-/// differ, as report lines naming each side.
-pub fn difference_lines(
-    first: (&str, i64, MPI_Datatype),
-    second: (&str, i64, MPI_Datatype),
-) -> (Vec<String>, Vec<(&'static str, String)>) {
-    let (a, a_owned) = mpi::contiguous(first.1, first.2);
-    let (b, b_owned) = mpi::contiguous(second.1, second.2);
-    let diff = mpix_marshal::signature_difference(a, b);
-    if a_owned {
-        mpi::free_type(a);
-    }
-    if b_owned {
-        mpi::free_type(b);
-    }
-    match diff {
-        Ok(Some(d)) => {
-            let first_path = count_path(&d.first_path, first.1, a_owned);
-            let second_path = count_path(&d.second_path, second.1, b_owned);
-            let fields = vec![
-                ("element", d.index.to_string()),
-                ("first_type", json_str(&d.first)),
-                ("second_type", json_str(&d.second)),
-                ("first_path", json_str(&first_path)),
-                ("second_path", json_str(&second_path)),
-            ];
-            (
-                vec![
-                    format!("first difference at element {} of the signatures:", d.index),
-                    format!("  {} has {} at {}", first.0, d.first, first_path),
-                    format!("  {} has {} at {}", second.0, d.second, second_path),
-                ],
-                fields,
-            )
-        }
-        Ok(None) => (
-            vec![
-                "the signatures are equal element by element: only MPI_PACKED's byte counts differ"
-                    .into(),
-            ],
-            vec![],
-        ),
-        Err(e) => (
-            vec![format!("the signatures could not be compared: {e}")],
-            vec![],
-        ),
-    }
-}
-
-/// A path the library located in `count` copies of a type (`wrapped`: the
-/// copies were made one contiguous type for the comparison) in the
-/// argument's own terms: the copy of the count, then the path inside the
-/// type from its top level; no synthetic contiguous level, and no "root"
-/// (a collective's root is a rank). "element 3 of 4 x MPI_BYTE", "copy 1
-/// of 2 x the type > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE",
-/// "MPI_COMBINER_VECTOR block 2, element 0 > MPI_INT" (a count of 1).
-fn count_path(path: &str, count: i64, wrapped: bool) -> String {
-    let inner = path.strip_prefix("root ").unwrap_or(path);
-    let (copy, inner) = if wrapped {
-        match inner
-            .strip_prefix("MPI_COMBINER_CONTIGUOUS copy ")
-            .and_then(|r| r.split_once(" > "))
-        {
-            Some((k, rest)) => (k.to_string(), rest),
-            None => return inner.to_string(),
-        }
-    } else {
-        ("0".to_string(), inner)
-    };
-    if inner.contains(" > ") || inner.starts_with("MPI_COMBINER_") {
-        if wrapped {
-            format!("copy {copy} of {count} x the type > {inner}")
-        } else {
-            inner.to_string()
-        }
-    } else {
-        // A predefined type: its copies are the count's elements.
-        format!("element {copy} of {count} x {inner}")
-    }
-}
-
-/// Rebuilds a (count, type) another rank marshalled; the caller frees the
-/// type when `owned`.
-fn unpack_type(bytes: &[u8]) -> Option<(i64, MPI_Datatype, bool)> {
-    let count = i64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
-    let t = mpix_marshal::unmarshal(Representation::External, &bytes[8..]).ok()?;
-    let owned = !mpi::is_named(t);
-    Some((count, t, owned))
 }
 
 fn rank_role(call: &Call, r: usize) -> String {
@@ -1072,9 +827,9 @@ fn tag(seq: u64, phase: Phase) -> c_int {
 fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
     let _w = arm(call, st, Phase::Records);
     let mut words = rec.to_words().to_vec();
-    words.extend(site_words(&call_site()));
+    words.extend(site::site_words(&site::call_site()));
     let (me, n) = place(st);
-    let per = WORDS + SITE_WORDS;
+    let per = WORDS + site::SITE_WORDS;
     let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Records), me, n, per, |_| {
         words.clone()
     }) {
@@ -1092,7 +847,7 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
             let name = Coll::from_code(recs[i].call)
                 .map(|(c, f)| c.name(f))
                 .unwrap_or_else(|| "an unknown call".into());
-            site_line(&label(st, i), &name, &site_text(&c[WORDS..]))
+            site::site_line(&label(st, i), &name, &site::site_text(&c[WORDS..]))
         })
         .collect();
     SITES.with(|s| *s.borrow_mut() = lines);
@@ -1107,22 +862,6 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
     Ok(())
 }
 
-/// "rank 1 called MPI_Irecv; its check ran in MPI_Wait, called from main
-/// at a.c:12", or "rank 1 called MPI_Recv from main at a.c:9": the line
-/// of `who`'s call `name` whose check ran at `site` (`call_site`).
-pub fn site_line(who: &str, name: &str, site: &str) -> String {
-    match site.split_once('\t') {
-        Some((entry, place)) if !entry.starts_with(name) => {
-            format!("{who} called {name}; its check ran in {entry}, called from {place}")
-        }
-        Some((_, place)) => format!("{who} called {name} from {place}"),
-        None => format!("{who} called {name} from {site}"),
-    }
-}
-
-/// The words of a call site in the slow path's records (256 bytes).
-const SITE_WORDS: usize = 32;
-
 thread_local! {
     /// Each rank's call site, as report lines, from the slow path's records.
     static SITES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -1131,71 +870,6 @@ thread_local! {
 /// The report lines naming each rank's call site (the current slow path's).
 fn site_lines() -> Vec<String> {
     SITES.with(|s| s.borrow().clone())
-}
-
-/// Where the program called the checked MPI function: the outermost
-/// `MPI_`/`PMPI_` frame of this thread's stack (the call the check runs in:
-/// for a nonblocking call's check, the Wait or Test that completed it) and
-/// the frame below it, symbolized ("MPI_Bcast\tmain at errors.c:42" with
-/// debug information, the function alone without). Slow path only: a
-/// correct call never captures a stack.
-pub fn call_site() -> String {
-    let text = std::backtrace::Backtrace::force_capture().to_string();
-    // Frames: "  N: symbol" then optionally "      at file:line:col".
-    let mut frames: Vec<(String, Option<String>)> = Vec::new();
-    for line in text.lines() {
-        let t = line.trim();
-        if let Some(loc) = t.strip_prefix("at ") {
-            if let Some(f) = frames.last_mut() {
-                if f.1.is_none() {
-                    f.1 = Some(loc.to_string());
-                }
-            }
-        } else if let Some((num, sym)) = t.split_once(": ") {
-            if num.chars().all(|c| c.is_ascii_digit()) {
-                frames.push((sym.to_string(), None));
-            }
-        }
-    }
-    let entry = frames
-        .iter()
-        .rposition(|(s, _)| s.starts_with("MPI_") || s.starts_with("PMPI_"));
-    let Some((sym, loc)) = entry.and_then(|i| frames.get(i + 1)) else {
-        return "an unknown place".into();
-    };
-    let entry = entry.map_or("", |i| frames[i].0.as_str());
-    let place = match loc {
-        Some(loc) => {
-            // file:line:col, the file without its directories.
-            let mut parts = loc.rsplitn(3, ':');
-            let (_col, line, file) = (parts.next(), parts.next(), parts.next());
-            match (file, line) {
-                (Some(f), Some(l)) => {
-                    let base = f.rsplit('/').next().unwrap_or(f);
-                    format!("{sym} at {base}:{l}")
-                }
-                _ => format!("{sym} at {loc}"),
-            }
-        }
-        None => sym.clone(),
-    };
-    format!("{entry}\t{place}")
-}
-
-fn site_words(site: &str) -> Vec<u64> {
-    let mut bytes = site.as_bytes().to_vec();
-    bytes.truncate(SITE_WORDS * 8 - 1);
-    bytes.resize(SITE_WORDS * 8, 0);
-    bytes
-        .chunks(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        .collect()
-}
-
-fn site_text(words: &[u64]) -> String {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// Every rank has printed before any rank's error handler may end the job.

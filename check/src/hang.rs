@@ -60,7 +60,7 @@ pub fn on() -> bool {
 /// checks' lock is held while an operation is posted, never while it is
 /// waited for (`crate::threads`).
 pub fn polled() -> bool {
-    on() || (crate::threads::multiple() && crate::p2p::enabled())
+    on() || (crate::threads::multiple() && crate::report::p2p_enabled())
 }
 
 /// What an operation does.
@@ -855,7 +855,7 @@ pub struct Wait {
     /// Why nothing matches, where it can tell.
     pub notes: Vec<String>,
     pub flags: u8,
-    /// Where the program made the call (`check::call_site`; "" for none).
+    /// Where the program made the call (`crate::site::call_site`; "" for none).
     pub site: String,
 }
 
@@ -1145,7 +1145,7 @@ fn site_of(count: u64) -> String {
     SITE.with(|s| {
         let mut s = s.borrow_mut();
         if s.0 != count {
-            *s = (count, crate::check::call_site());
+            *s = (count, crate::site::call_site());
         }
         s.1.clone()
     })

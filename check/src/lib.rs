@@ -50,5 +50,7 @@ pub mod mpi;
 pub mod p2p;
 pub mod record;
 pub mod report;
+pub mod sig;
+pub mod site;
 pub mod threads;
 pub mod watchdog;

@@ -153,7 +153,6 @@
 //! wait, so the orders the pairing relies on are the orders MPI sees.
 //! At the other levels one thread calls MPI at a time: no lock.
 
-use crate::check;
 use crate::mpi;
 use crate::record::{PACKED, UNKNOWN};
 use crate::report::{self, Mode, Report};
@@ -219,23 +218,7 @@ impl Companion {
     }
 }
 
-/// Whether point-to-point checks are on: by default, with the checker
-/// on; `MPIX_CHECK_P2P=0` (or `off`, `no`) turns them off.
-pub fn enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    !crate::internal::active()
-        && *ON.get_or_init(|| {
-            report::config().mode != Mode::Off
-                && !matches!(
-                    std::env::var("MPIX_CHECK_P2P")
-                        .unwrap_or_default()
-                        .trim()
-                        .to_ascii_lowercase()
-                        .as_str(),
-                    "0" | "off" | "no" | "false"
-                )
-        })
-}
+pub use crate::report::p2p_enabled as enabled;
 
 // ---- the channel of a communicator ----
 
@@ -247,7 +230,7 @@ struct Rec {
     tag: c_int,
     count: i64,
     datatype: MPI_Datatype,
-    /// `check::TYPES_FREED` at posting: a derived receive type freed since
+    /// `crate::sig::TYPES_FREED` at posting: a derived receive type freed since
     /// is not read again (only its signature taken at posting is used).
     freed: u64,
     sig: crate::record::Sig,
@@ -550,7 +533,7 @@ pub fn sent(
     }
     let ch = channel(comm)?;
     let count = count.into();
-    let sig = check::sig_of(count, t);
+    let sig = crate::sig::sig_of(count, t);
     let (reference, no_ref) = match mpix_marshal::predefined_code(t) {
         Some(p) => {
             let mut r = [0u8; 16];
@@ -792,8 +775,8 @@ pub fn receiving(
         tag,
         count,
         datatype: t,
-        freed: check::TYPES_FREED.load(Ordering::Acquire),
-        sig: check::sig_of(count, t),
+        freed: crate::sig::TYPES_FREED.load(Ordering::Acquire),
+        sig: crate::sig::sig_of(count, t),
         got: None,
         ready: true,
         detached: false,
@@ -901,8 +884,8 @@ pub fn receiving_matched(
     r.call = call;
     r.count = count;
     r.datatype = t;
-    r.freed = check::TYPES_FREED.load(Ordering::Acquire);
-    r.sig = check::sig_of(count, t);
+    r.freed = crate::sig::TYPES_FREED.load(Ordering::Acquire);
+    r.sig = crate::sig::sig_of(count, t);
     Some((ch, id))
 }
 
@@ -1145,7 +1128,7 @@ fn compare(c: &Companion, r: &Rec) -> Compared {
         };
     }
     // A prefix: the receive's tree, unless its derived type was freed since.
-    if check::TYPES_FREED.load(Ordering::Acquire) != r.freed && !mpi::is_named(r.datatype) {
+    if crate::sig::TYPES_FREED.load(Ordering::Acquire) != r.freed && !mpi::is_named(r.datatype) {
         return Compared::Fine;
     }
     let Ok(count) = u128::try_from(r.count) else {
@@ -1206,12 +1189,12 @@ fn report(
 ) -> Result<(), c_int> {
     let (me, them) = names(ch, source);
     let readable =
-        mpi::is_named(r.datatype) || check::TYPES_FREED.load(Ordering::Acquire) == r.freed;
+        mpi::is_named(r.datatype) || crate::sig::TYPES_FREED.load(Ordering::Acquire) == r.freed;
     let el = |n: u64| if n == 1 { "element" } else { "elements" };
     let mut details = vec![match sender_type {
         Some(t) => format!(
             "{them} sends (count, datatype) = {}: {} {}",
-            check::describe(c.count, t),
+            crate::sig::describe(c.count, t),
             c.elements,
             el(c.elements)
         ),
@@ -1220,7 +1203,7 @@ fn report(
     details.push(if readable {
         format!(
             "{me} receives (count, datatype) = {}: at most {} {}",
-            check::describe(r.count, r.datatype),
+            crate::sig::describe(r.count, r.datatype),
             r.sig.count,
             el(r.sig.count)
         )
@@ -1234,13 +1217,18 @@ fn report(
         ("receive_elements", r.sig.count.to_string()),
     ];
     if let (Some(t), true) = (sender_type, readable) {
-        let (lines, f) = check::difference_lines((&them, c.count, t), (&me, r.count, r.datatype));
+        let (lines, f) =
+            crate::sig::difference_lines((&them, c.count, t), (&me, r.count, r.datatype));
         details.extend(lines);
         fields.extend(f);
     }
     // Where the receive's check ran (the sender's call site is not known
     // here: the companion does not carry it).
-    details.push(check::site_line(&me, r.call, &check::call_site()));
+    details.push(crate::site::site_line(
+        &me,
+        r.call,
+        &crate::site::call_site(),
+    ));
     let rep = Report {
         call: r.call.to_string(),
         comm: if ch.inter {

@@ -154,6 +154,24 @@ pub fn json_str(s: &str) -> String {
     out
 }
 
+/// Whether point-to-point checks are on: by default, with the checker
+/// on; `MPIX_CHECK_P2P=0` (or `off`, `no`) turns them off.
+pub fn p2p_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    !crate::internal::active()
+        && *ON.get_or_init(|| {
+            config().mode != Mode::Off
+                && !matches!(
+                    std::env::var("MPIX_CHECK_P2P")
+                        .unwrap_or_default()
+                        .trim()
+                        .to_ascii_lowercase()
+                        .as_str(),
+                    "0" | "off" | "no" | "false"
+                )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@
 
 use crate::check;
 use crate::mpi;
+use crate::p2p;
 use crate::sys::*;
 use std::ffi::c_int;
 
@@ -12,7 +13,7 @@ use std::ffi::c_int;
 /// its part when it made the request, so this does not wait for a start).
 pub(crate) unsafe fn request_free(request: *mut MPI_Request) -> c_int {
     // SAFETY: the user's request.
-    crate::p2p::request_freed(unsafe { *request });
+    p2p::request_freed(unsafe { *request });
     // SAFETY: the user's request.
     crate::hang::freed(unsafe { *request });
     if check::any_pending() {
@@ -33,7 +34,7 @@ pub(crate) unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) ->
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { crate::p2p::wait(request, status) }
+    unsafe { p2p::wait(request, status) }
 }
 
 pub(crate) unsafe fn test(
@@ -54,7 +55,7 @@ pub(crate) unsafe fn test(
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { crate::p2p::test(request, flag, status) }
+    unsafe { p2p::test(request, flag, status) }
 }
 
 pub(crate) unsafe fn waitall(
@@ -71,7 +72,7 @@ pub(crate) unsafe fn waitall(
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { crate::p2p::waitall(count, requests, statuses) }
+    unsafe { p2p::waitall(count, requests, statuses) }
 }
 
 pub(crate) unsafe fn testall(
@@ -96,7 +97,7 @@ pub(crate) unsafe fn testall(
         }
     }
     // SAFETY: the user's arguments.
-    unsafe { crate::p2p::testall(count, requests, flag, statuses) }
+    unsafe { p2p::testall(count, requests, flag, statuses) }
 }
 
 pub(crate) unsafe fn waitany(
@@ -106,29 +107,19 @@ pub(crate) unsafe fn waitany(
     status: *mut MPI_Status,
 ) -> c_int {
     loop {
-        if !check::any_pending() {
-            // SAFETY: the user's arguments.
-            return unsafe { crate::p2p::any(count, requests, index, None, status) };
-        }
-        let busy = match drive(count, requests) {
-            Ok(b) => b,
-            Err(rc) => return rc,
-        };
-        if !busy.iter().any(|&b| b) {
-            // SAFETY: the user's arguments.
-            return unsafe { crate::p2p::any(count, requests, index, None, status) };
-        }
-        let mut copy = masked(requests, &busy);
         let mut flag = 0;
-        // SAFETY: the copy has count requests; the user's index and status.
-        let rc =
-            unsafe { crate::p2p::any(count, copy.as_mut_ptr(), index, Some(&mut flag), status) };
-        unmask(requests, &copy, &busy);
-        // SAFETY: MPI wrote the index.
-        if rc != 0 || (flag != 0 && unsafe { *index } != mpi::undefined()) {
-            return rc;
+        // SAFETY: the user's arguments (or a copy of its requests).
+        let any = |r| unsafe { p2p::any(count, r, index, Some(&mut flag), status) };
+        match masked_call(count, requests, any) {
+            Err(rc) => return rc,
+            // SAFETY: the user's arguments.
+            Ok(None) => return unsafe { p2p::any(count, requests, index, None, status) },
+            // SAFETY: MPI wrote the index.
+            Ok(Some(rc)) if rc != 0 || (flag != 0 && unsafe { *index } != mpi::undefined()) => {
+                return rc
+            }
+            Ok(Some(_)) => std::thread::yield_now(),
         }
-        std::thread::yield_now();
     }
 }
 
@@ -139,28 +130,14 @@ pub(crate) unsafe fn testany(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    if check::any_pending() {
-        let busy = match drive(count, requests) {
-            Ok(b) => b,
-            Err(rc) => return rc,
-        };
-        if busy.iter().any(|&b| b) {
-            let mut copy = masked(requests, &busy);
-            // SAFETY: the copy has count requests; the user's outputs.
-            let rc =
-                unsafe { crate::p2p::any(count, copy.as_mut_ptr(), index, Some(flag), status) };
-            unmask(requests, &copy, &busy);
-            // SAFETY: MPI wrote index and flag.
-            unsafe {
-                if rc == 0 && *flag != 0 && *index == mpi::undefined() {
-                    *flag = 0; // a request with a check in flight is still active
-                }
-            }
-            return rc;
+    // SAFETY: the user's arguments (or a copy of its requests).
+    let any = |r| unsafe { p2p::any(count, r, index, Some(flag), status) };
+    // SAFETY: MPI wrote index and flag.
+    test_call(count, requests, any, || unsafe {
+        if *flag != 0 && *index == mpi::undefined() {
+            *flag = 0; // a request with a check in flight is still active
         }
-    }
-    // SAFETY: the user's arguments.
-    unsafe { crate::p2p::any(count, requests, index, Some(flag), status) }
+    })
 }
 
 pub(crate) unsafe fn waitsome(
@@ -171,39 +148,21 @@ pub(crate) unsafe fn waitsome(
     statuses: *mut MPI_Status,
 ) -> c_int {
     loop {
-        if !check::any_pending() {
-            // SAFETY: the user's arguments.
-            return unsafe {
-                crate::p2p::some(incount, requests, outcount, indices, statuses, false)
-            };
-        }
-        let busy = match drive(incount, requests) {
-            Ok(b) => b,
+        // SAFETY: the user's arguments (or a copy of its requests).
+        let some = |r| unsafe { p2p::some(incount, r, outcount, indices, statuses, true) };
+        match masked_call(incount, requests, some) {
             Err(rc) => return rc,
-        };
-        if !busy.iter().any(|&b| b) {
-            // SAFETY: the user's arguments.
-            return unsafe {
-                crate::p2p::some(incount, requests, outcount, indices, statuses, false)
-            };
-        }
-        let mut copy = masked(requests, &busy);
-        // SAFETY: the copy has incount requests; the user's outputs.
-        let rc = unsafe {
-            crate::p2p::some(
-                incount,
-                copy.as_mut_ptr(),
-                outcount,
-                indices,
-                statuses,
-                true,
-            )
-        };
-        unmask(requests, &copy, &busy);
-        // SAFETY: MPI wrote outcount.
-        let n = unsafe { *outcount };
-        if rc != 0 || (n > 0 && n != mpi::undefined()) {
-            return rc;
+            Ok(None) => {
+                // SAFETY: the user's arguments.
+                return unsafe { p2p::some(incount, requests, outcount, indices, statuses, false) };
+            }
+            Ok(Some(rc)) => {
+                // SAFETY: MPI wrote outcount.
+                let n = unsafe { *outcount };
+                if rc != 0 || (n > 0 && n != mpi::undefined()) {
+                    return rc;
+                }
+            }
         }
         std::thread::yield_now();
     }
@@ -216,36 +175,58 @@ pub(crate) unsafe fn testsome(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> c_int {
-    if check::any_pending() {
-        let busy = match drive(incount, requests) {
-            Ok(b) => b,
-            Err(rc) => return rc,
-        };
-        if busy.iter().any(|&b| b) {
-            let mut copy = masked(requests, &busy);
-            // SAFETY: the copy has incount requests; the user's outputs.
-            let rc = unsafe {
-                crate::p2p::some(
-                    incount,
-                    copy.as_mut_ptr(),
-                    outcount,
-                    indices,
-                    statuses,
-                    true,
-                )
-            };
-            unmask(requests, &copy, &busy);
-            // SAFETY: MPI wrote outcount.
-            unsafe {
-                if rc == 0 && *outcount == mpi::undefined() {
-                    *outcount = 0; // a request with a check in flight is still active
-                }
+    // SAFETY: the user's arguments (or a copy of its requests).
+    let some = |r| unsafe { p2p::some(incount, r, outcount, indices, statuses, true) };
+    // SAFETY: MPI wrote outcount.
+    test_call(incount, requests, some, || unsafe {
+        if *outcount == mpi::undefined() {
+            *outcount = 0; // a request with a check in flight is still active
+        }
+    })
+}
+
+/// A test call on the user's requests, or on the masked copy
+/// (`masked_call`), after which a success runs `masked_done`: what the
+/// call said of the copy's completion, corrected for the masked requests.
+fn test_call(
+    count: c_int,
+    requests: *mut MPI_Request,
+    call: impl FnOnce(*mut MPI_Request) -> c_int + Copy,
+    masked_done: impl FnOnce(),
+) -> c_int {
+    match masked_call(count, requests, call) {
+        Err(rc) => rc,
+        Ok(None) => call(requests),
+        Ok(Some(rc)) => {
+            if rc == 0 {
+                masked_done();
             }
-            return rc;
+            rc
         }
     }
-    // SAFETY: the user's arguments.
-    unsafe { crate::p2p::some(incount, requests, outcount, indices, statuses, true) }
+}
+
+/// Runs `call` on a copy of the user's requests in which those with a
+/// check in flight are `MPI_REQUEST_NULL` (they cannot complete before
+/// their check), and copies the others back: `Some(its code)`. `None`
+/// when no request has a check in flight (the caller makes the call on
+/// the user's requests).
+fn masked_call(
+    count: c_int,
+    requests: *mut MPI_Request,
+    call: impl FnOnce(*mut MPI_Request) -> c_int,
+) -> Result<Option<c_int>, c_int> {
+    if !check::any_pending() {
+        return Ok(None);
+    }
+    let busy = drive(count, requests)?;
+    if !busy.iter().any(|&b| b) {
+        return Ok(None);
+    }
+    let mut copy = masked(requests, &busy);
+    let rc = call(copy.as_mut_ptr());
+    unmask(requests, &copy, &busy);
+    Ok(Some(rc))
 }
 
 /// Drives the checks of `requests` without blocking; returns which still

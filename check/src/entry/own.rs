@@ -5,7 +5,7 @@
 
 use super::p2p_shape::status_or;
 use super::shape::{base, c_bytes, checked, on_object};
-use crate::check::{self, Call};
+use crate::check::Call;
 use crate::mpi;
 use crate::p2p;
 use crate::record::{hash_words, Coll};
@@ -122,7 +122,7 @@ pub(crate) unsafe fn op_create(f: MPI_User_function, commute: c_int, op: *mut MP
 /// A freed type's handle may name another type later: the checker's
 /// caches of type signatures start over.
 pub(crate) unsafe fn type_free(datatype: *mut MPI_Datatype) -> c_int {
-    check::TYPES_FREED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    crate::sig::TYPES_FREED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     // SAFETY: the user's arguments.
     unsafe { PMPI_Type_free(datatype) }
 }

@@ -234,9 +234,7 @@ pub(crate) fn recv_init(
 }
 
 /// `MPI_Sendrecv`: polled as a pair of nonblocking calls when blocking
-/// calls are polled. Its companion stays when the call fails: the error
-/// may be the receive's (a truncation) with the message sent, and a
-/// message without its companion would leave its receiver waiting.
+/// calls are polled.
 pub(crate) fn sendrecv(
     name: &'static str,
     s: Msg,
@@ -246,26 +244,16 @@ pub(crate) fn sendrecv(
     irecv: impl FnOnce(*mut MPI_Request) -> c_int,
     isend: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
-    let _s = threads::enter();
-    let _ = sent(s.comm, s.peer, s.tag, s.count, s.datatype);
-    let key = receiving(name, r.comm, r.peer, r.tag, r.count, r.datatype);
-    let null_source = r.peer == p2p::proc_null();
-    checked_receive(key, status, |st| {
-        if !pair_polled(null_source) {
-            return pmpi(st);
-        }
+    let polled = |st| {
         // SAFETY: the user's arguments; the status is the user's or ours.
-        let rc =
-            unsafe { hang::pair(name, s.comm, s.peer, s.tag, r.peer, r.tag, st, irecv, isend) };
-        if null_source && rc == 0 {
-            proc_null_status(st);
-        }
-        rc
-    })
+        Some(unsafe { hang::pair(name, s.comm, s.peer, s.tag, r.peer, r.tag, st, irecv, isend) })
+    };
+    pair(name, &s, &r, status, polled, pmpi)
 }
 
 /// `MPI_Sendrecv_replace`: as `MPI_Sendrecv`, polled through the
-/// checker's own buffer where it can be.
+/// checker's own buffer where it can be (a count within int, a type MPI
+/// can pack).
 pub(crate) fn sendrecv_replace(
     name: &'static str,
     buf: *mut c_void,
@@ -274,23 +262,42 @@ pub(crate) fn sendrecv_replace(
     status: *mut MPI_Status,
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
 ) -> c_int {
+    let polled = |st| {
+        let n = c_int::try_from(s.count).ok()?;
+        // SAFETY: the user's arguments; the status is the user's or ours.
+        unsafe {
+            hang::sendrecv_replace(buf, n, s.datatype, s.peer, s.tag, r.peer, r.tag, s.comm, st)
+        }
+    };
+    pair(name, &s, &r, status, polled, pmpi)
+}
+
+/// A blocking send-receive: its companion sent and its receive queued
+/// under the one lock, then the call, `polled` where blocking calls are
+/// (`None`: it cannot be), else `pmpi` without the lock (such a call on
+/// two threads with one (destination, tag) is not ordered). Its companion
+/// stays when the call fails: the error may be the receive's (a
+/// truncation) with the message sent, and a message without its
+/// companion would leave its receiver waiting.
+fn pair(
+    name: &'static str,
+    s: &Msg,
+    r: &Msg,
+    status: *mut MPI_Status,
+    polled: impl FnOnce(*mut MPI_Status) -> Option<c_int>,
+    pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
+) -> c_int {
     let _s = threads::enter();
     let _ = sent(s.comm, s.peer, s.tag, s.count, s.datatype);
     let key = receiving(name, r.comm, r.peer, r.tag, r.count, r.datatype);
     let null_source = r.peer == p2p::proc_null();
     checked_receive(key, status, |st| {
-        let polled = match c_int::try_from(s.count) {
-            Ok(n) if pair_polled(null_source) => {
-                // SAFETY: the user's arguments; the status is the user's or ours.
-                unsafe {
-                    hang::sendrecv_replace(
-                        buf, n, s.datatype, s.peer, s.tag, r.peer, r.tag, s.comm, st,
-                    )
-                }
-            }
-            _ => None,
+        let rc = if pair_polled(null_source) {
+            polled(st)
+        } else {
+            None
         };
-        match polled {
+        match rc {
             Some(rc) => {
                 if null_source && rc == 0 {
                     proc_null_status(st);
@@ -298,9 +305,6 @@ pub(crate) fn sendrecv_replace(
                 rc
             }
             None => {
-                // Blocking (a count past int, or a type MPI cannot pack):
-                // the lock goes first (crate::threads; such a call on
-                // two threads with one (destination, tag) is not ordered).
                 threads::release();
                 pmpi(st)
             }

@@ -56,7 +56,6 @@
 use super::{
     channels, lock, recv_companion, world_of, Channel, Companion, NO_REFERENCE, PREDEFINED,
 };
-use crate::check;
 use crate::mpi;
 use crate::report::{self, Mode, Report};
 use crate::sys::*;
@@ -193,7 +192,7 @@ struct PendingSend {
     tag: c_int,
     count: i64,
     datatype: MPI_Datatype,
-    /// `check::TYPES_FREED` at posting (a derived type freed since is not
+    /// `crate::sig::TYPES_FREED` at posting (a derived type freed since is not
     /// read again).
     freed: u64,
 }
@@ -238,7 +237,7 @@ pub fn send_posted(
         tag,
         count,
         datatype,
-        freed: check::TYPES_FREED.load(Ordering::Acquire),
+        freed: crate::sig::TYPES_FREED.load(Ordering::Acquire),
     });
     PENDING_SENDS.store(p.len(), Ordering::Release);
 }
@@ -328,7 +327,7 @@ fn describe(c: &Companion, source: c_int, dup: MPI_Comm) -> (String, Option<u64>
         Some(t) => (
             format!(
                 "(count, datatype) = {}: {} {el}",
-                check::describe(c.count, t),
+                crate::sig::describe(c.count, t),
                 c.elements
             ),
             Some(mpi::type_size(t).saturating_mul(c.count.max(0) as u64)),
@@ -661,113 +660,16 @@ pub fn at_finalize() {
     if st.unchecked {
         return;
     }
-    let dup = st.dup;
     let (me, size) = (mpi::world_rank_cached(), st.size);
     let p2p = super::enabled() && counts().is_some();
-    let mut found = 0usize;
-
-    // This rank's sends never completed.
-    let sends: Vec<PendingSend> = std::mem::take(&mut *lock(pending()));
-    PENDING_SENDS.store(0, Ordering::Release);
-    if !sends.is_empty() {
-        let channels: Vec<u64> = live().iter().map(|c| mpi::bits(c.comm)).collect();
-        let lines: Vec<(String, usize)> = grouped(
-            sends
-                .iter()
-                .map(|p| {
-                    let alive = channels.contains(&mpi::bits(p.comm));
-                    let comm = match live()
-                        .into_iter()
-                        .find(|c| mpi::bits(c.comm) == mpi::bits(p.comm))
-                    {
-                        Some(c) => channel_name(c),
-                        None => "a communicator freed since".into(),
-                    };
-                    let readable = alive
-                        && (mpi::is_named(p.datatype)
-                            || check::TYPES_FREED.load(Ordering::Acquire) == p.freed);
-                    let what = if readable {
-                        format!(
-                            ": (count, datatype) = {}",
-                            check::describe(p.count, p.datatype)
-                        )
-                    } else {
-                        format!(": count {}", p.count)
-                    };
-                    let to = if p.world >= 0 {
-                        format!("rank {} (world rank {})", p.dest, p.world)
-                    } else {
-                        format!("rank {}", p.dest)
-                    };
-                    format!("{} to {to} on {comm}, tag {}{what}", p.call, p.tag)
-                })
-                .collect(),
-        );
-        let total = sends.len();
-        found += total;
-        let mut details: Vec<String> = lines
-            .iter()
-            .take(LINES)
-            .map(|(l, n)| format!("{} x {l}", n))
-            .collect();
-        if lines.len() > LINES {
-            details.push(format!("… and {} more kinds", lines.len() - LINES));
-        }
-        details
-            .push("no MPI_Wait/MPI_Test form completed their requests before MPI_Finalize".into());
-        Report {
-            call: "MPI_Finalize".into(),
-            comm: "MPI_COMM_WORLD".into(),
-            seq: 1,
-            rank: me.max(0) as usize,
-            size,
-            kind: "pending-send",
-            summary: format!(
-                "{} of world rank {me} never completed",
-                plural(total, "nonblocking send", "nonblocking sends")
-            ),
-            details,
-            fields: vec![("pending_sends", total.to_string())],
-        }
-        .emit(me);
-    }
-
-    // How many companions every rank sent to every other.
+    let mut found = report_pending_sends(me, size);
     let mut lost: Vec<Lost> = vec![];
     let mut stuck = vec![];
     if p2p {
-        let c = counts().unwrap_or_else(|| unreachable!());
-        let n = c.sent.len();
-        let mut out = vec![0u64; 2 * n];
-        for w in 0..n {
-            out[2 * w] = c.sent[w].load(Ordering::Relaxed);
-            out[2 * w + 1] = c.orphans[w].load(Ordering::Relaxed);
-        }
-        let mut inn = vec![0u64; 2 * n];
-        // SAFETY: 16 bytes per rank both ways, on the checker's duplicate.
-        let rc = unsafe {
-            PMPI_Alltoall(
-                out.as_ptr() as *const c_void,
-                16,
-                mpi::byte(),
-                inn.as_mut_ptr() as *mut c_void,
-                16,
-                mpi::byte(),
-                dup,
-            )
-        };
-        if rc == 0 {
-            let expected: Vec<i64> = (0..n)
-                .map(|w| (inn[2 * w] + inn[2 * w + 1]) as i64)
-                .collect();
-            let mut orphans: Vec<u64> = (0..n).map(|w| inn[2 * w + 1]).collect();
-            // Found at the free of their communicators: counted as consumed.
-            lost.append(&mut lock(freed_lost()));
-            by_companions(&expected, &mut orphans, &mut stuck, &mut lost);
-        }
+        by_counts(st.dup, &mut stuck, &mut lost);
     } else {
         // SAFETY: the checker's duplicate of MPI_COMM_WORLD.
-        unsafe { PMPI_Barrier(dup) };
+        unsafe { PMPI_Barrier(st.dup) };
     }
     // Messages without a companion (all of them without the point-to-point
     // checks) on the communicators every program has.
@@ -781,40 +683,144 @@ pub fn at_finalize() {
     );
     let selfc = mpi::comm_self();
     sweep(selfc, &mpi::comm_name(selfc, 1), false, &stuck, &mut lost);
-
-    if !lost.is_empty() {
-        let total = lost.len();
-        found += total;
-        let groups = grouped(lost);
-        let mut details: Vec<String> = groups.iter().take(LINES).map(lost_line).collect();
-        if groups.len() > LINES {
-            details.push(format!("… and {} more kinds", groups.len() - LINES));
-        }
-        if !p2p {
-            details.push(
-                "(without MPIX_CHECK_P2P=1 only MPI_COMM_WORLD and MPI_COMM_SELF are probed, and no datatype is known)"
-                    .into(),
-            );
-        }
-        Report {
-            call: "MPI_Finalize".into(),
-            comm: "MPI_COMM_WORLD".into(),
-            seq: 1,
-            rank: me.max(0) as usize,
-            size,
-            kind: "lost-message",
-            summary: format!(
-                "{} sent to world rank {me} {} never received",
-                plural(total, "message", "messages"),
-                if total == 1 { "was" } else { "were" }
-            ),
-            details,
-            fields: vec![("lost_messages", total.to_string())],
-        }
-        .emit(me);
-    }
+    found += report_lost(me, size, lost, p2p);
     if found > 0 && report::config().mode == Mode::Fatal {
         // SAFETY: sets the status the process exits with (shim.c).
         unsafe { mxc_set_exit_status(1) };
     }
+}
+
+/// Reports this rank's nonblocking sends never completed; their number.
+fn report_pending_sends(me: c_int, size: usize) -> usize {
+    let sends: Vec<PendingSend> = std::mem::take(&mut *lock(pending()));
+    PENDING_SENDS.store(0, Ordering::Release);
+    if sends.is_empty() {
+        return 0;
+    }
+    let lines: Vec<(String, usize)> = grouped(sends.iter().map(pending_send_line).collect());
+    let total = sends.len();
+    let mut details = kinds(&lines, |(l, n)| format!("{n} x {l}"));
+    details.push("no MPI_Wait/MPI_Test form completed their requests before MPI_Finalize".into());
+    Report {
+        call: "MPI_Finalize".into(),
+        comm: "MPI_COMM_WORLD".into(),
+        seq: 1,
+        rank: me.max(0) as usize,
+        size,
+        kind: "pending-send",
+        summary: format!(
+            "{} of world rank {me} never completed",
+            plural(total, "nonblocking send", "nonblocking sends")
+        ),
+        details,
+        fields: vec![("pending_sends", total.to_string())],
+    }
+    .emit(me);
+    total
+}
+
+/// The first `LINES` groups as report lines, and how many more kinds.
+fn kinds<T>(groups: &[T], line: impl Fn(&T) -> String) -> Vec<String> {
+    let mut details: Vec<String> = groups.iter().take(LINES).map(line).collect();
+    if groups.len() > LINES {
+        details.push(format!("… and {} more kinds", groups.len() - LINES));
+    }
+    details
+}
+
+/// "MPI_Isend to rank 1 on MPI_COMM_WORLD, tag 3: (count, datatype) = …"
+fn pending_send_line(p: &PendingSend) -> String {
+    let channel = live()
+        .into_iter()
+        .find(|c| mpi::bits(c.comm) == mpi::bits(p.comm));
+    let readable = channel.is_some()
+        && (mpi::is_named(p.datatype)
+            || crate::sig::TYPES_FREED.load(Ordering::Acquire) == p.freed);
+    let comm = match channel {
+        Some(c) => channel_name(c),
+        None => "a communicator freed since".into(),
+    };
+    let what = if readable {
+        format!(
+            ": (count, datatype) = {}",
+            crate::sig::describe(p.count, p.datatype)
+        )
+    } else {
+        format!(": count {}", p.count)
+    };
+    let to = if p.world >= 0 {
+        format!("rank {} (world rank {})", p.dest, p.world)
+    } else {
+        format!("rank {}", p.dest)
+    };
+    format!("{} to {to} on {comm}, tag {}{what}", p.call, p.tag)
+}
+
+/// How many companions every rank sent to every other (one all-to-all on
+/// the checker's duplicate `dup`), then the messages lost by those counts.
+fn by_counts(dup: MPI_Comm, stuck: &mut Vec<(u64, c_int, c_int)>, lost: &mut Vec<Lost>) {
+    let c = counts().unwrap_or_else(|| unreachable!());
+    let n = c.sent.len();
+    let mut out = vec![0u64; 2 * n];
+    for w in 0..n {
+        out[2 * w] = c.sent[w].load(Ordering::Relaxed);
+        out[2 * w + 1] = c.orphans[w].load(Ordering::Relaxed);
+    }
+    let mut inn = vec![0u64; 2 * n];
+    // SAFETY: 16 bytes per rank both ways, on the checker's duplicate.
+    let rc = unsafe {
+        PMPI_Alltoall(
+            out.as_ptr() as *const c_void,
+            16,
+            mpi::byte(),
+            inn.as_mut_ptr() as *mut c_void,
+            16,
+            mpi::byte(),
+            dup,
+        )
+    };
+    if rc != 0 {
+        return;
+    }
+    let expected: Vec<i64> = (0..n)
+        .map(|w| (inn[2 * w] + inn[2 * w + 1]) as i64)
+        .collect();
+    let mut orphans: Vec<u64> = (0..n).map(|w| inn[2 * w + 1]).collect();
+    // Found at the free of their communicators: counted as consumed.
+    lost.append(&mut lock(freed_lost()));
+    by_companions(&expected, &mut orphans, stuck, lost);
+}
+
+/// Reports the messages sent to this rank and never received; their
+/// number.
+fn report_lost(me: c_int, size: usize, lost: Vec<Lost>, p2p: bool) -> usize {
+    if lost.is_empty() {
+        return 0;
+    }
+    let total = lost.len();
+    let groups = grouped(lost);
+    let mut details = kinds(&groups, lost_line);
+    if !p2p {
+        details.push(
+            "(with the point-to-point checks off only MPI_COMM_WORLD and MPI_COMM_SELF are probed, and no datatype is known)"
+                .into(),
+        );
+    }
+    Report {
+        call: "MPI_Finalize".into(),
+        comm: "MPI_COMM_WORLD".into(),
+        seq: 1,
+        rank: me.max(0) as usize,
+        size,
+        kind: "lost-message",
+        summary: format!(
+            "{} sent to world rank {me} {} never received",
+            plural(total, "message", "messages"),
+            if total == 1 { "was" } else { "were" }
+        ),
+        details,
+        fields: vec![("lost_messages", total.to_string())],
+    }
+    .emit(me);
+    total
 }

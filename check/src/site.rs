@@ -1,0 +1,84 @@
+//! Where the program made a call: its call site from this thread's
+//! stack, the report line naming it, and its fixed-size form in the
+//! records the ranks exchange (pure: no MPI).
+
+/// "rank 1 called MPI_Irecv; its check ran in MPI_Wait, called from main
+/// at a.c:12", or "rank 1 called MPI_Recv from main at a.c:9": the line
+/// of `who`'s call `name` whose check ran at `site` (`call_site`).
+pub fn site_line(who: &str, name: &str, site: &str) -> String {
+    match site.split_once('\t') {
+        Some((entry, place)) if !entry.starts_with(name) => {
+            format!("{who} called {name}; its check ran in {entry}, called from {place}")
+        }
+        Some((_, place)) => format!("{who} called {name} from {place}"),
+        None => format!("{who} called {name} from {site}"),
+    }
+}
+
+/// The words of a call site in the slow path's records (256 bytes).
+pub const SITE_WORDS: usize = 32;
+
+/// Where the program called the checked MPI function: the outermost
+/// `MPI_`/`PMPI_` frame of this thread's stack (the call the check runs in:
+/// for a nonblocking call's check, the Wait or Test that completed it) and
+/// the frame below it, symbolized ("MPI_Bcast\tmain at errors.c:42" with
+/// debug information, the function alone without). Slow path only: a
+/// correct call never captures a stack.
+pub fn call_site() -> String {
+    let text = std::backtrace::Backtrace::force_capture().to_string();
+    // Frames: "  N: symbol" then optionally "      at file:line:col".
+    let mut frames: Vec<(String, Option<String>)> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(loc) = t.strip_prefix("at ") {
+            if let Some(f) = frames.last_mut() {
+                if f.1.is_none() {
+                    f.1 = Some(loc.to_string());
+                }
+            }
+        } else if let Some((num, sym)) = t.split_once(": ") {
+            if num.chars().all(|c| c.is_ascii_digit()) {
+                frames.push((sym.to_string(), None));
+            }
+        }
+    }
+    let entry = frames
+        .iter()
+        .rposition(|(s, _)| s.starts_with("MPI_") || s.starts_with("PMPI_"));
+    let Some((sym, loc)) = entry.and_then(|i| frames.get(i + 1)) else {
+        return "an unknown place".into();
+    };
+    let entry = entry.map_or("", |i| frames[i].0.as_str());
+    let place = match loc {
+        Some(loc) => {
+            // file:line:col, the file without its directories.
+            let mut parts = loc.rsplitn(3, ':');
+            let (_col, line, file) = (parts.next(), parts.next(), parts.next());
+            match (file, line) {
+                (Some(f), Some(l)) => {
+                    let base = f.rsplit('/').next().unwrap_or(f);
+                    format!("{sym} at {base}:{l}")
+                }
+                _ => format!("{sym} at {loc}"),
+            }
+        }
+        None => sym.clone(),
+    };
+    format!("{entry}\t{place}")
+}
+
+pub fn site_words(site: &str) -> Vec<u64> {
+    let mut bytes = site.as_bytes().to_vec();
+    bytes.truncate(SITE_WORDS * 8 - 1);
+    bytes.resize(SITE_WORDS * 8, 0);
+    bytes
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
+}
+
+pub fn site_text(words: &[u64]) -> String {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
