@@ -10,7 +10,8 @@ use crate::report::{config, Mode, Report};
 use crate::sig::*;
 use crate::site;
 use crate::sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
-use crate::watchdog::{self, Phase, Waiting};
+use crate::waiting::{Phase, Waiting};
+use crate::watchdog;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -566,104 +567,134 @@ fn group_lines(call: &Call, st: &State, recs: &[Record], f: &Finding) -> (String
 /// whether this rank printed. Datatype findings fetch the reference
 /// rank's type, point to point on the private duplicate.
 fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
+    match f {
+        Finding::Signature {
+            reference,
+            differing,
+        } => report_signature(call, st, recs, *reference, differing),
+        _ => report_group(call, st, recs, f),
+    }
+}
+
+/// A signature mismatch: the reference rank sends its type to each rank
+/// that differs from it, and each of those reports its sides that differ,
+/// with the first differing element in both types.
+fn report_signature(
+    call: &Call,
+    st: &State,
+    recs: &[Record],
+    reference: (usize, Side),
+    differing: &[(usize, Side)],
+) {
     let me = st.rank;
-    let world = mpi::world_rank();
-    if let Finding::Signature {
-        reference,
-        differing,
-    } = f
-    {
-        let (a, b) = call.sides(me);
-        let mine = |s: Side| match s {
-            Side::A => a,
-            Side::B => b,
-        };
-        let names = call.coll.side_names();
-        let side_name = |s: Side| match s {
-            Side::A => names.0,
-            Side::B => names.1,
-        };
-        let t = tag(st.seq, Phase::Type);
-        if reference.0 == me {
-            let mut sent = Vec::new();
-            for &(r, _) in differing {
-                if r != me && !sent.contains(&r) {
-                    sent.push(r);
-                    if let Some((c, ty)) = mine(reference.1) {
-                        mpi::send_bytes(st.dup, r, t, pack_type(c, ty));
-                    }
+    let t = tag(st.seq, Phase::Type);
+    if reference.0 == me {
+        let mut sent = Vec::new();
+        for &(r, _) in differing {
+            if r != me && !sent.contains(&r) {
+                sent.push(r);
+                if let Some((c, ty)) = side_of(call, me, reference.1) {
+                    mpi::send_bytes(st.dup, r, t, pack_type(c, ty));
                 }
             }
         }
-        let my_sides: Vec<Side> = differing
-            .iter()
-            .filter(|d| d.0 == me)
-            .map(|d| d.1)
-            .collect();
-        if my_sides.is_empty() {
-            return;
-        }
-        let remote = if reference.0 == me {
-            mine(reference.1).map(|(c, ty)| (c, ty, false))
-        } else {
-            watchdog::phase(Phase::Type);
-            mpi::recv_bytes(st.dup, reference.0, t).and_then(|b| unpack_type(&b))
-        };
-        let refsig = recs[reference.0].sig(reference.1);
-        for s in my_sides {
-            let Some((c, ty)) = mine(s) else { continue };
-            let mysig = recs[me].sig(s);
-            let mut r = base_report(
-                call,
-                st,
-                "datatype",
-                "the type signatures do not match".into(),
-            );
-            let ref_label = format!(
-                "{} {}",
-                rank_role(call, reference.0),
-                side_name(reference.1)
-            );
-            let my_label = format!("{} {}", rank_role(call, me), side_name(s));
-            match remote {
-                Some((rc, rt, _)) => {
-                    r.details
-                        .push(format!("{ref_label} = {}", sig_text(rc, rt, &refsig)));
-                    r.details
-                        .push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
-                    let (lines, fields) = difference_lines(
-                        (&rank_role(call, reference.0), rc, rt),
-                        (&rank_role(call, me), c, ty),
-                    );
-                    r.details.extend(lines);
-                    r.fields.extend(fields);
-                }
-                None => {
-                    r.details
-                        .push(format!("{ref_label} = {}", sig_text_remote(&refsig)));
-                    r.details
-                        .push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
-                    r.details
-                        .push("(the other rank's type could not be fetched)".into());
-                }
-            }
-            r.details.extend(site_lines());
-            r.emit(world);
-        }
-        if let Some((_, rt, true)) = remote {
-            if reference.0 != me {
-                mpi::free_type(rt);
-            }
-        }
+    }
+    let my_sides: Vec<Side> = differing
+        .iter()
+        .filter(|d| d.0 == me)
+        .map(|d| d.1)
+        .collect();
+    if my_sides.is_empty() {
         return;
     }
+    let remote = if reference.0 == me {
+        side_of(call, me, reference.1).map(|(c, ty)| (c, ty, false))
+    } else {
+        crate::waiting::phase(Phase::Type);
+        mpi::recv_bytes(st.dup, reference.0, t).and_then(|b| unpack_type(&b))
+    };
+    for s in my_sides {
+        if let Some(mine) = side_of(call, me, s) {
+            let r = signature_report(call, st, recs, reference, (s, mine), remote);
+            r.emit(mpi::world_rank());
+        }
+    }
+    if let Some((_, rt, true)) = remote {
+        if reference.0 != me {
+            mpi::free_type(rt);
+        }
+    }
+}
+
+/// This rank's side `s` of the call: its (count, datatype).
+fn side_of(call: &Call, rank: usize, s: Side) -> Part {
+    let (a, b) = call.sides(rank);
+    match s {
+        Side::A => a,
+        Side::B => b,
+    }
+}
+
+/// The report of one of this rank's sides against the reference's type
+/// (`remote`: fetched, or None when it could not be).
+fn signature_report(
+    call: &Call,
+    st: &State,
+    recs: &[Record],
+    reference: (usize, Side),
+    (s, (c, ty)): (Side, (i64, MPI_Datatype)),
+    remote: Option<(i64, MPI_Datatype, bool)>,
+) -> Report {
+    let me = st.rank;
+    let names = call.coll.side_names();
+    let side_name = |s: Side| match s {
+        Side::A => names.0,
+        Side::B => names.1,
+    };
+    let refsig = recs[reference.0].sig(reference.1);
+    let mysig = recs[me].sig(s);
+    let summary = "the type signatures do not match".into();
+    let mut r = base_report(call, st, "datatype", summary);
+    let ref_label = format!(
+        "{} {}",
+        rank_role(call, reference.0),
+        side_name(reference.1)
+    );
+    let my_label = format!("{} {}", rank_role(call, me), side_name(s));
+    match remote {
+        Some((rc, rt, _)) => {
+            r.details
+                .push(format!("{ref_label} = {}", sig_text(rc, rt, &refsig)));
+            r.details
+                .push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
+            let (lines, fields) = difference_lines(
+                (&rank_role(call, reference.0), rc, rt),
+                (&rank_role(call, me), c, ty),
+            );
+            r.details.extend(lines);
+            r.fields.extend(fields);
+        }
+        None => {
+            r.details
+                .push(format!("{ref_label} = {}", sig_text_remote(&refsig)));
+            r.details
+                .push(format!("{my_label} = {}", sig_text(c, ty, &mysig)));
+            r.details
+                .push("(the other rank's type could not be fetched)".into());
+        }
+    }
+    r.details.extend(site_lines());
+    r
+}
+
+/// Any other finding: one report (every rank's call site is in it), by
+/// its first group's first rank; each other group's first rank points at
+/// it in one line.
+fn report_group(call: &Call, st: &State, recs: &[Record], f: &Finding) {
     let reporters = f.reporters();
     if !reporters.contains(&place(st).0) {
         return;
     }
-    // One report per finding (every rank's call site is in it): its first
-    // group's first rank prints it; each other group's first rank points
-    // at it in one line.
     if reporters[0] != place(st).0 {
         let mut r = base_report(call, st, f.kind(), String::new());
         (r.rank, r.size) = place(st);
@@ -674,7 +705,7 @@ fn report_finding(call: &Call, st: &State, recs: &[Record], f: &Finding) {
     let mut r = base_report(call, st, f.kind(), summary);
     r.details = details;
     r.details.extend(site_lines());
-    r.emit(world);
+    r.emit(mpi::world_rank());
 }
 
 /// After a report: the communicator's error handler, unless in warn mode.
@@ -707,8 +738,8 @@ fn enabled(call: &mut Call) -> Option<&'static mut State> {
 }
 
 /// The watchdog's mark while this rank waits in the check of `call`.
-fn arm(call: &Call, st: &State, phase: Phase) -> Option<watchdog::Guard> {
-    watchdog::arm(Waiting {
+fn arm(call: &Call, st: &State, phase: Phase) -> Option<crate::waiting::Guard> {
+    crate::waiting::arm(Waiting {
         call: call.coll as u64 | call.form.bits(),
         seq: st.seq,
         comm: st.comm,
@@ -797,6 +828,7 @@ fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
 /// The check of a blocking call, before the call itself. Err(code): the
 /// code the wrapper returns instead of making the call.
 pub fn blocking(mut call: Call) -> Result<(), c_int> {
+    mpi::watch_with(watchdog::poll_dyn);
     let Some(st) = enabled(&mut call) else {
         return Ok(());
     };
@@ -874,7 +906,7 @@ fn site_lines() -> Vec<String> {
 
 /// Every rank has printed before any rank's error handler may end the job.
 fn settle(call: &Call, st: &State) {
-    watchdog::phase(Phase::Report);
+    crate::waiting::phase(Phase::Report);
     let (me, n) = place(st);
     let _ = mpi::exchange(st.dup, tag(st.seq, Phase::Report), me, n, 0, |_| vec![]);
     let _ = call;
@@ -909,7 +941,7 @@ fn first_bad(incoming: &[u64], expect: &[Sig]) -> Option<usize> {
 fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
     let (send, expect) = pair_rows(call, st);
     let (me, n) = place(st);
-    watchdog::phase(Phase::Signatures);
+    crate::waiting::phase(Phase::Signatures);
     let incoming = match mpi::exchange(st.dup, tag(st.seq, Phase::Signatures), me, n, 4, |j| {
         send[4 * j..4 * j + 4].to_vec()
     }) {
@@ -918,7 +950,7 @@ fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
     };
     let bad = first_bad(&incoming, &expect);
     let mine = bad.map_or(u64::MAX, |b| b as u64);
-    watchdog::phase(Phase::Pairs);
+    crate::waiting::phase(Phase::Pairs);
     let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Pairs), me, n, 1, |_| vec![mine]) {
         Ok(v) => v,
         Err(rc) => return exchange_failed(call, rc),
@@ -956,7 +988,7 @@ fn report_pair(call: &Call, st: &State, i: usize, got: Sig, want: Sig, t: c_int)
     let remote = if i == me {
         pair_at(call, st, me).0.map(|(c, ty)| (c, ty, false))
     } else {
-        watchdog::phase(Phase::Type);
+        crate::waiting::phase(Phase::Type);
         mpi::recv_bytes(st.dup, i, t).and_then(|b| unpack_type(&b))
     };
     let sname = sname.replace("[i]", &format!("[{}]", user_rank(st, me)));
@@ -1030,6 +1062,7 @@ pub fn any_pending() -> bool {
 
 /// Starts a nonblocking call's check: posts its reduction without waiting.
 pub fn start(mut call: Call) -> Option<Box<Pending>> {
+    mpi::watch_with(watchdog::poll_dyn);
     let st = enabled(&mut call)?;
     st.seq += 1;
     let rec = call.record(st);
@@ -1112,6 +1145,7 @@ pub fn attach(request: MPI_Request, p: Box<Pending>) {
 /// Completes the check of the user's request, if it has one: waits for it
 /// (`block`) or tests it. Ok(false): not complete yet (Test only).
 pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
+    mpi::watch_with(watchdog::poll_dyn);
     let key = mpi::bits(request);
     let mut p = {
         let Ok(mut map) = pending().lock() else {

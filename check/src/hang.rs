@@ -38,10 +38,9 @@
 use crate::mpi::{self, bits, channel::Answer, comm_world, from_bits};
 use crate::report::{config, Mode, Report};
 use crate::sys::*;
-use crate::watchdog;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -89,7 +88,7 @@ pub struct Item {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Mark {
+pub(crate) enum Mark {
     None,
     /// A blocking call: its operations (two for MPI_Sendrecv).
     Items {
@@ -117,7 +116,7 @@ thread_local! {
     static COUNT: Cell<u64> = const { Cell::new(0) };
 }
 
-struct Marked;
+pub(crate) struct Marked;
 
 impl Drop for Marked {
     fn drop(&mut self) {
@@ -125,7 +124,7 @@ impl Drop for Marked {
     }
 }
 
-fn mark(m: Mark) -> Marked {
+pub(crate) fn mark(m: Mark) -> Marked {
     COUNT.with(|c| c.set(c.get() + 1));
     MARK.with(|x| x.set(m));
     Marked
@@ -179,7 +178,7 @@ pub fn made(
 
 /// The requests at `keys` (their handles before a completion call) that
 /// MPI freed (the user's handle is MPI_REQUEST_NULL now) are forgotten.
-fn forget_freed(keys: &[u64], requests: *const MPI_Request) {
+pub(crate) fn forget_freed(keys: &[u64], requests: *const MPI_Request) {
     if REQUESTS.load(Ordering::Acquire) == 0 {
         return;
     }
@@ -204,7 +203,7 @@ pub fn freed(request: MPI_Request) {
     REQUESTS.store(r.len(), Ordering::Release);
 }
 
-fn keys_of(count: c_int, requests: *const MPI_Request) -> Vec<u64> {
+pub(crate) fn keys_of(count: c_int, requests: *const MPI_Request) -> Vec<u64> {
     if REQUESTS.load(Ordering::Acquire) == 0 {
         return vec![];
     }
@@ -216,533 +215,12 @@ fn keys_of(count: c_int, requests: *const MPI_Request) -> Vec<u64> {
 
 // ---- the communicators the checker knows (for "pending on …") ----
 
-fn comms() -> &'static Mutex<Vec<u64>> {
-    static C: OnceLock<Mutex<Vec<u64>>> = OnceLock::new();
-    C.get_or_init(Default::default)
-}
-
 /// A user communicator the checker saw made (or MPI_COMM_WORLD).
 pub fn known(comm: MPI_Comm) {
     if config().timeout.is_none() || bits(comm) == bits(mpi::comm_null()) {
         return;
     }
-    let mut c = lock(comms());
-    if !c.contains(&bits(comm)) {
-        c.push(bits(comm));
-    }
-}
-
-/// A communicator's checker state was freed (with the communicator).
-pub fn forget_comm(comm: u64) {
-    lock(comms()).retain(|&c| c != comm);
-}
-
-// ---- the polled forms of the blocking calls ----
-
-fn ok(rc: c_int) -> Result<(), c_int> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(rc)
-    }
-}
-
-fn code(r: Result<(), c_int>) -> c_int {
-    r.err().unwrap_or(0)
-}
-
-fn item(call: &'static str, kind: Kind, comm: MPI_Comm, peer: c_int, tag: c_int) -> Item {
-    Item {
-        call,
-        kind,
-        comm: bits(comm),
-        peer,
-        tag,
-        req: 0,
-    }
-}
-
-/// A blocking call made of one nonblocking operation (`start` posts it)
-/// and a polled `PMPI_Test` with the user's status.
-///
-/// # Safety
-/// `start` posts a valid operation; `status` is the user's.
-pub unsafe fn one(
-    call: &'static str,
-    kind: Kind,
-    comm: MPI_Comm,
-    peer: c_int,
-    tag: c_int,
-    status: *mut MPI_Status,
-    start: impl FnOnce(*mut MPI_Request) -> c_int,
-) -> c_int {
-    let mut req = mpi::request_null();
-    let rc = start(&mut req);
-    crate::threads::release();
-    if rc != 0 {
-        return rc;
-    }
-    let it = Item {
-        req: bits(req),
-        ..item(call, kind, comm, peer, tag)
-    };
-    let _m = mark(Mark::Items {
-        call,
-        items: [Some(it), None],
-    });
-    let mut flag: c_int = 0;
-    // SAFETY: the request just posted; the user's status.
-    code(watchdog::poll(|| {
-        ok(unsafe { PMPI_Test(&mut req, &mut flag, status) })?;
-        Ok(flag != 0)
-    }))
-}
-
-/// `MPI_Probe`, polled.
-///
-/// # Safety
-/// The user's arguments of MPI_Probe.
-pub unsafe fn probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    let _m = mark(Mark::Items {
-        call: "MPI_Probe",
-        items: [
-            Some(item("MPI_Probe", Kind::Probe, comm, source, tag)),
-            None,
-        ],
-    });
-    let mut flag: c_int = 0;
-    // SAFETY: the user's arguments.
-    code(watchdog::poll(|| {
-        ok(unsafe { PMPI_Iprobe(source, tag, comm, &mut flag, status) })?;
-        Ok(flag != 0)
-    }))
-}
-
-/// `MPI_Mprobe`, polled: `attempt` is one `PMPI_Improbe` (with what goes
-/// with a match), giving its code and whether it matched.
-pub fn mprobe(
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    mut attempt: impl FnMut() -> (c_int, bool),
-) -> c_int {
-    let _m = mark(Mark::Items {
-        call: "MPI_Mprobe",
-        items: [
-            Some(item("MPI_Mprobe", Kind::Probe, comm, source, tag)),
-            None,
-        ],
-    });
-    code(watchdog::poll(|| {
-        let (rc, matched) = attempt();
-        ok(rc)?;
-        Ok(matched)
-    }))
-}
-
-/// A send and a receive polled together (`MPI_Sendrecv`): `recv` and
-/// `send` post them. An error of one ends the call with that error (the
-/// other request is freed: MPI completes it).
-///
-/// # Safety
-/// The closures post valid operations; `status` is the user's.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn pair(
-    call: &'static str,
-    comm: MPI_Comm,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    status: *mut MPI_Status,
-    recv: impl FnOnce(*mut MPI_Request) -> c_int,
-    send: impl FnOnce(*mut MPI_Request) -> c_int,
-) -> c_int {
-    let mut r = [mpi::request_null(); 2];
-    let rc = recv(&mut r[0]);
-    if rc != 0 {
-        return rc;
-    }
-    let rc = send(&mut r[1]);
-    crate::threads::release();
-    if rc != 0 {
-        // SAFETY: the receive just posted (MPI completes it).
-        unsafe { PMPI_Request_free(&mut r[0]) };
-        return rc;
-    }
-    let _m = mark(Mark::Items {
-        call,
-        items: [
-            Some(Item {
-                req: bits(r[1]),
-                ..item(call, Kind::Send, comm, dest, sendtag)
-            }),
-            Some(Item {
-                req: bits(r[0]),
-                ..item(call, Kind::Recv, comm, source, recvtag)
-            }),
-        ],
-    });
-    let null = bits(mpi::request_null());
-    let mut flag: c_int = 0;
-    let out = watchdog::poll(|| {
-        if bits(r[0]) != null {
-            // SAFETY: our receive; the user's status.
-            ok(unsafe { PMPI_Test(&mut r[0], &mut flag, status) })?;
-        }
-        if bits(r[1]) != null {
-            // SAFETY: our send.
-            ok(unsafe { PMPI_Test(&mut r[1], &mut flag, RSMPI_STATUS_IGNORE) })?;
-        }
-        Ok(bits(r[0]) == null && bits(r[1]) == null)
-    });
-    if out.is_err() {
-        for q in r.iter_mut() {
-            if bits(*q) != null {
-                // SAFETY: our request, still active.
-                unsafe { PMPI_Request_free(q) };
-            }
-        }
-    }
-    code(out)
-}
-
-/// `MPI_Sendrecv_replace`: the buffer is packed, sent from the copy and
-/// received in place (`None`: it could not be packed; the caller makes
-/// the blocking call).
-///
-/// # Safety
-/// The user's arguments of MPI_Sendrecv_replace.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn sendrecv_replace(
-    buf: *mut c_void,
-    count: c_int,
-    t: MPI_Datatype,
-    dest: c_int,
-    sendtag: c_int,
-    source: c_int,
-    recvtag: c_int,
-    comm: MPI_Comm,
-    status: *mut MPI_Status,
-) -> Option<c_int> {
-    let mut size: c_int = 0;
-    // SAFETY: a query of the user's (count, datatype).
-    if unsafe { PMPI_Pack_size(count, t, comm, &mut size) } != 0 {
-        return None;
-    }
-    let mut tmp = vec![0u8; size.max(1) as usize];
-    let mut pos: c_int = 0;
-    // SAFETY: tmp holds size bytes.
-    let rc = unsafe {
-        PMPI_Pack(
-            buf,
-            count,
-            t,
-            tmp.as_mut_ptr() as *mut c_void,
-            size,
-            &mut pos,
-            comm,
-        )
-    };
-    if rc != 0 {
-        return None;
-    }
-    let p = tmp.as_ptr();
-    // SAFETY: the user's buffer; the copy, kept until the send completes
-    // (leaked when the call fails: a freed send may still read it).
-    let rc = unsafe {
-        pair(
-            "MPI_Sendrecv_replace",
-            comm,
-            dest,
-            sendtag,
-            source,
-            recvtag,
-            status,
-            |r| PMPI_Irecv(buf, count, t, source, recvtag, comm, r),
-            |r| {
-                PMPI_Isend(
-                    p as *const c_void,
-                    pos,
-                    mpi::packed(),
-                    dest,
-                    sendtag,
-                    comm,
-                    r,
-                )
-            },
-        )
-    };
-    if rc != 0 {
-        std::mem::forget(tmp);
-    }
-    Some(rc)
-}
-
-/// Whether the operation of a request is complete (not freed:
-/// `MPI_Request_get_status` makes progress and changes nothing); its
-/// status then goes to `seen`.
-fn complete(req: MPI_Request, seen: &mut Option<MPI_Status>) -> Result<bool, c_int> {
-    let mut flag: c_int = 0;
-    // SAFETY: all-zero bytes are a valid MPI_Status (plain integers).
-    let mut st: MPI_Status = unsafe { std::mem::zeroed() };
-    // SAFETY: a request of the user's call, and a status to write.
-    ok(unsafe { PMPI_Request_get_status(req, &mut flag, &mut st) })?;
-    if flag != 0 {
-        *seen = Some(st);
-    }
-    Ok(flag != 0)
-}
-
-/// MPICH 5.0's `MPI_Wait`/`MPI_Waitall` return the empty status (source
-/// `MPI_ANY_SOURCE`, tag `MPI_ANY_TAG`) for a persistent request whose
-/// completion `MPI_Request_get_status` saw first; the status that call
-/// gave is the operation's. Puts it back where the wait wrote the empty
-/// one, keeping the wait's `MPI_ERROR` field.
-///
-/// # Safety
-/// `out` is `MPI_STATUS(ES)_IGNORE` or a status the wait wrote.
-unsafe fn restore_status(out: *mut MPI_Status, seen: Option<MPI_Status>) {
-    let empty = |s: &MPI_Status| s.MPI_SOURCE == any_source() && s.MPI_TAG == any_tag();
-    // SAFETY: reads mpi-sys's copies of the ignore constants.
-    let ignored = unsafe { out == RSMPI_STATUS_IGNORE || out == RSMPI_STATUSES_IGNORE };
-    let Some(seen) = seen else { return };
-    if out.is_null() || ignored || empty(&seen) {
-        return;
-    }
-    // SAFETY: `out` is a status the wait wrote (checked above).
-    let out = unsafe { &mut *out };
-    if empty(out) {
-        let error = out.MPI_ERROR;
-        *out = seen;
-        out.MPI_ERROR = error;
-    }
-}
-
-/// `MPI_Wait`, polled: `MPI_Request_get_status` until the request is
-/// complete, then `PMPI_Wait` itself (which returns at once, with its
-/// status and error as ever).
-///
-/// # Safety
-/// The user's arguments of MPI_Wait.
-pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
-    if !on() {
-        // SAFETY: the user's arguments.
-        return unsafe { PMPI_Wait(request, status) };
-    }
-    let keys = keys_of(1, request);
-    let mut seen = None;
-    {
-        let _m = mark(Mark::Requests {
-            call: "MPI_Wait",
-            ptr: request,
-            count: 1,
-        });
-        // SAFETY: the user's request.
-        let _ = watchdog::poll(|| complete(unsafe { *request }, &mut seen));
-    }
-    // SAFETY: the user's arguments.
-    let rc = unsafe { PMPI_Wait(request, status) };
-    // SAFETY: the status MPI_Wait wrote (or an ignore constant).
-    unsafe { restore_status(status, seen) };
-    forget_freed(&keys, request);
-    rc
-}
-
-/// `MPI_Test` (the request forgotten when it completes).
-///
-/// # Safety
-/// The user's arguments of MPI_Test.
-pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
-    let keys = keys_of(1, request);
-    // SAFETY: the user's arguments.
-    let rc = unsafe { PMPI_Test(request, flag, status) };
-    forget_freed(&keys, request);
-    rc
-}
-
-/// `MPI_Waitall`, polled as `MPI_Wait` is, then `PMPI_Waitall` itself.
-///
-/// # Safety
-/// The user's arguments of MPI_Waitall.
-pub unsafe fn waitall(
-    count: c_int,
-    requests: *mut MPI_Request,
-    statuses: *mut MPI_Status,
-) -> c_int {
-    if !on() {
-        // SAFETY: the user's arguments.
-        return unsafe { PMPI_Waitall(count, requests, statuses) };
-    }
-    let keys = keys_of(count, requests);
-    let n = count.max(0) as usize;
-    let mut seen = vec![None; n];
-    {
-        let _m = mark(Mark::Requests {
-            call: "MPI_Waitall",
-            ptr: requests,
-            count: n,
-        });
-        let mut done = vec![false; n];
-        let mut left = n;
-        let _ = watchdog::poll(|| {
-            for (i, d) in done.iter_mut().enumerate() {
-                // SAFETY: the user's array holds count requests.
-                if !*d && complete(unsafe { *requests.add(i) }, &mut seen[i])? {
-                    *d = true;
-                    left -= 1;
-                }
-            }
-            Ok(left == 0)
-        });
-    }
-    // SAFETY: the user's arguments.
-    let rc = unsafe { PMPI_Waitall(count, requests, statuses) };
-    // SAFETY: reads mpi-sys's copy of MPI_STATUSES_IGNORE.
-    if statuses != unsafe { RSMPI_STATUSES_IGNORE } && !statuses.is_null() {
-        for (i, s) in seen.into_iter().enumerate() {
-            // SAFETY: the user's array holds count statuses, which
-            // MPI_Waitall wrote.
-            unsafe { restore_status(statuses.add(i), s) };
-        }
-    }
-    forget_freed(&keys, requests);
-    rc
-}
-
-/// `MPI_Testall` (the requests forgotten when they complete).
-///
-/// # Safety
-/// The user's arguments of MPI_Testall.
-pub unsafe fn testall(
-    count: c_int,
-    requests: *mut MPI_Request,
-    flag: *mut c_int,
-    statuses: *mut MPI_Status,
-) -> c_int {
-    let keys = keys_of(count, requests);
-    // SAFETY: the user's arguments.
-    let rc = unsafe { PMPI_Testall(count, requests, flag, statuses) };
-    forget_freed(&keys, requests);
-    rc
-}
-
-/// `MPI_Waitany`, polled (`flag`: `MPI_Testany`, not polled).
-///
-/// # Safety
-/// The user's arguments of MPI_Waitany / MPI_Testany.
-pub unsafe fn any(
-    count: c_int,
-    requests: *mut MPI_Request,
-    index: *mut c_int,
-    flag: Option<*mut c_int>,
-    status: *mut MPI_Status,
-) -> c_int {
-    let keys = keys_of(count, requests);
-    let rc = match flag {
-        // SAFETY: the user's arguments.
-        Some(f) => unsafe { PMPI_Testany(count, requests, index, f, status) },
-        // SAFETY: the user's arguments.
-        None if !on() => unsafe { PMPI_Waitany(count, requests, index, status) },
-        None => {
-            let _m = mark(Mark::Requests {
-                call: "MPI_Waitany",
-                ptr: requests,
-                count: count.max(0) as usize,
-            });
-            let mut flag: c_int = 0;
-            // SAFETY: the user's arguments.
-            code(watchdog::poll(|| {
-                ok(unsafe { PMPI_Testany(count, requests, index, &mut flag, status) })?;
-                Ok(flag != 0)
-            }))
-        }
-    };
-    forget_freed(&keys, requests);
-    rc
-}
-
-/// `MPI_Waitsome`, polled (`test`: `MPI_Testsome`, not polled).
-///
-/// # Safety
-/// The user's arguments of MPI_Waitsome / MPI_Testsome.
-pub unsafe fn some(
-    incount: c_int,
-    requests: *mut MPI_Request,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut MPI_Status,
-    test: bool,
-) -> c_int {
-    let keys = keys_of(incount, requests);
-    let rc = if test {
-        // SAFETY: the user's arguments.
-        unsafe { PMPI_Testsome(incount, requests, outcount, indices, statuses) }
-    } else if !on() {
-        // SAFETY: the user's arguments.
-        unsafe { PMPI_Waitsome(incount, requests, outcount, indices, statuses) }
-    } else {
-        let _m = mark(Mark::Requests {
-            call: "MPI_Waitsome",
-            ptr: requests,
-            count: incount.max(0) as usize,
-        });
-        // SAFETY: the user's arguments; MPI wrote outcount.
-        code(watchdog::poll(|| {
-            ok(unsafe { PMPI_Testsome(incount, requests, outcount, indices, statuses) })?;
-            Ok(unsafe { *outcount } != 0)
-        }))
-    };
-    forget_freed(&keys, requests);
-    rc
-}
-
-/// `MPI_Finalize` first waits, polled and marked, in a barrier on the
-/// checker's duplicate of `MPI_COMM_WORLD`: a rank that finalized answers
-/// the others' queries.
-pub fn finalize() {
-    if !on() {
-        return;
-    }
-    let Some(st) = mpi::state(comm_world()) else {
-        return;
-    };
-    if st.unchecked {
-        return;
-    }
-    barrier(st.dup, Mark::Finalize);
-    mpi::channel::discard();
-}
-
-/// Waits visibly until every member of `comm` is in the program's
-/// collective `call` too: a polled barrier on `dup`, the checker's
-/// duplicate of `comm`. For `MPI_Comm_free` of a communicator with a
-/// point-to-point channel, whose release settles the type exchange with
-/// every member: a member that never frees it is then a reported hang
-/// ("rank 1 waits for rank 0 in MPI_Comm_free(the_dup)"), not a silent
-/// wait inside MPI's delete callbacks.
-pub fn collective(call: &'static str, comm: MPI_Comm, dup: MPI_Comm) {
-    if on() {
-        let comm = bits(comm);
-        barrier(dup, Mark::Collective { call, comm });
-    }
-}
-
-/// A barrier on `dup` (a checker's duplicate), polled, with this thread
-/// marked as waiting in `m`.
-fn barrier(dup: MPI_Comm, m: Mark) {
-    let mut req = mpi::request_null();
-    // SAFETY: the checker's duplicate.
-    if unsafe { PMPI_Ibarrier(dup, &mut req) } != 0 {
-        return;
-    }
-    let _m = mark(m);
-    let mut flag: c_int = 0;
-    // SAFETY: the request just made.
-    let _ = watchdog::poll(|| {
-        ok(unsafe { PMPI_Test(&mut req, &mut flag, RSMPI_STATUS_IGNORE) })?;
-        Ok(flag != 0)
-    });
+    crate::names::remember(bits(comm));
 }
 
 // ---- ranks and names ----
@@ -831,118 +309,19 @@ fn comm_label(comm: MPI_Comm) -> String {
     }
 }
 
-fn any_source() -> c_int {
+pub(crate) fn any_source() -> c_int {
     // SAFETY: reads mpi-sys's copy of MPI_ANY_SOURCE.
     unsafe { RSMPI_ANY_SOURCE }
 }
 
-fn any_tag() -> c_int {
+pub(crate) fn any_tag() -> c_int {
     // SAFETY: reads mpi-sys's copy of MPI_ANY_TAG.
     unsafe { RSMPI_ANY_TAG }
 }
 
 // ---- the answer: where this thread waits ----
 
-/// Where a rank waits, as it answers a query.
-#[derive(Debug, Clone, Default)]
-pub struct Wait {
-    /// Its count of blocking calls (a stuck rank answers the same twice).
-    pub count: u64,
-    /// "MPI_Recv(source 1, tag 0, MPI_COMM_WORLD)".
-    pub text: String,
-    /// The world ranks that could end the wait.
-    pub peers: Vec<i32>,
-    /// Why nothing matches, where it can tell.
-    pub notes: Vec<String>,
-    pub flags: u8,
-    /// Where the program made the call (`crate::site::call_site`; "" for none).
-    pub site: String,
-}
-
-/// A message that matches is pending: the wait ends by itself.
-pub const TRANSIENT: u8 = 1;
-/// It waits for something the checker cannot follow (a request it did not
-/// see made, a matched message's transfer): it may end by itself.
-pub const UNKNOWN: u8 = 2;
-pub const FINALIZE: u8 = 4;
-/// The process runs MPI_THREAD_MULTIPLE: another thread may still send.
-pub const THREADS: u8 = 8;
-/// A collective check (its peers: the communicator's ranks).
-pub const COLLECTIVE: u8 = 16;
-
-impl Wait {
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.count.to_le_bytes());
-        out.push(self.flags);
-        put_str(out, &self.text);
-        out.extend_from_slice(&(self.peers.len() as u32).to_le_bytes());
-        for p in &self.peers {
-            out.extend_from_slice(&p.to_le_bytes());
-        }
-        out.extend_from_slice(&(self.notes.len() as u32).to_le_bytes());
-        for n in &self.notes {
-            put_str(out, n);
-        }
-        put_str(out, &self.site);
-    }
-
-    pub fn decode(b: &[u8]) -> Option<Wait> {
-        let mut r = Reader(b);
-        let count = r.u64()?;
-        let flags = r.u8()?;
-        let text = r.str()?;
-        let n = r.u32()? as usize;
-        let mut peers = Vec::with_capacity(n.min(1 << 16));
-        for _ in 0..n {
-            peers.push(r.u32()? as i32);
-        }
-        let m = r.u32()? as usize;
-        let mut notes = Vec::new();
-        for _ in 0..m {
-            notes.push(r.str()?);
-        }
-        let site = r.str()?;
-        Some(Wait {
-            count,
-            text,
-            peers,
-            notes,
-            flags,
-            site,
-        })
-    }
-}
-
-pub fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
-pub struct Reader<'a>(pub &'a [u8]);
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Some(a)
-    }
-    pub fn u8(&mut self) -> Option<u8> {
-        self.take(1).map(|b| b[0])
-    }
-    pub fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    pub fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    pub fn str(&mut self) -> Option<String> {
-        let n = self.u32()? as usize;
-        Some(String::from_utf8_lossy(self.take(n)?).into_owned())
-    }
-}
+pub use crate::wire::{Wait, COLLECTIVE, FINALIZE, THREADS, TRANSIENT, UNKNOWN};
 
 /// Whether a request is still active (not complete).
 fn active(req: u64) -> bool {
@@ -1042,7 +421,7 @@ fn pending(it: &Item, comm: MPI_Comm, world: c_int, w: &mut Wait) {
             ));
         }
     }
-    let others: Vec<u64> = lock(comms()).clone();
+    let others: Vec<u64> = crate::names::known();
     for c in others {
         if c == it.comm {
             continue;
@@ -1202,7 +581,7 @@ fn round(
                 return Ok(None);
             }
         }
-        mpi::channel::answer_queries();
+        mpi::channel::answer_queries(describe);
         for a in mpi::channel::collect(serial) {
             answers.insert(a.world, a);
         }
@@ -1356,6 +735,33 @@ pub fn timed_out(
     let Some(mine2) = describe() else {
         return Ok(After::Done);
     };
+    let nodes = gather_nodes(me, &mine, &mine2, &all, &first, &second);
+    let mine_reach = reach(&nodes, me);
+    if !blocked_all(&nodes, &mine_reach) {
+        say_computing(me, waited, &mine2.text, &nodes, &mine_reach);
+        return Ok(After::Again);
+    }
+    let (in_hang, reporter) = in_hang_and_reporter(me, &nodes, &all, &first, &second);
+    if reporter != me && defer_to(reporter, me, &mine2.text) {
+        return Ok(After::Again);
+    }
+    report(timeout, waited, me, &nodes, &mine_reach, &in_hang);
+    if config().mode == Mode::Fatal {
+        end_after_report(timeout, g, &all, &asked, &in_hang, step);
+    }
+    Ok(After::Quiet)
+}
+
+/// Every rank's node of the wait-for graph, from the two rounds of
+/// answers (a rank is stuck when both rounds agree) and this rank's own.
+fn gather_nodes(
+    me: i32,
+    mine: &Wait,
+    mine2: &Wait,
+    all: &[i32],
+    first: &HashMap<i32, Answer>,
+    second: &HashMap<i32, Answer>,
+) -> HashMap<i32, Node> {
     let mut nodes: HashMap<i32, Node> = HashMap::new();
     nodes.insert(
         me,
@@ -1368,7 +774,7 @@ pub fn timed_out(
             site: mine2.site.clone(),
         },
     );
-    for &r in &all {
+    for &r in all {
         match (first.get(&r), second.get(&r)) {
             (Some(a), Some(b)) => {
                 let mut n = node_of(b);
@@ -1387,33 +793,46 @@ pub fn timed_out(
             }
         }
     }
-    let mine_reach = reach(&nodes, me);
-    if !blocked_all(&nodes, &mine_reach) {
-        let silent: Vec<i32> = mine_reach
-            .iter()
-            .copied()
-            .filter(|r| !nodes.contains_key(r))
-            .collect();
-        if !silent.is_empty() && !COMPUTING_SAID.swap(true, Ordering::Relaxed) {
-            let s = if silent.len() == 1 { "" } else { "s" };
-            let line = format!(
-                "mpix-check: rank {me} has waited {} s in {}; rank{s} {} {} still computing (not in MPI): not a hang, waiting on\n",
-                waited.as_secs(),
-                mine2.text,
-                crate::record::ranks_text(&silent.iter().map(|&r| r as usize).collect::<Vec<_>>()),
-                if silent.len() == 1 { "is" } else { "are" }
-            );
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-        }
-        return Ok(After::Again);
+    nodes
+}
+
+/// Not a hang: the ranks this one waits on that answered nothing are
+/// computing (said once per process).
+fn say_computing(me: i32, waited: Duration, text: &str, nodes: &HashMap<i32, Node>, reach: &[i32]) {
+    let silent: Vec<i32> = reach
+        .iter()
+        .copied()
+        .filter(|r| !nodes.contains_key(r))
+        .collect();
+    if silent.is_empty() || COMPUTING_SAID.swap(true, Ordering::Relaxed) {
+        return;
     }
-    // A hang. The ranks in it: every stuck rank whose reach is stuck.
+    let s = if silent.len() == 1 { "" } else { "s" };
+    let line = format!(
+        "mpix-check: rank {me} has waited {} s in {text}; rank{s} {} {} still computing (not in MPI): not a hang, waiting on\n",
+        waited.as_secs(),
+        crate::record::ranks_text(&silent.iter().map(|&r| r as usize).collect::<Vec<_>>()),
+        if silent.len() == 1 { "is" } else { "are" }
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+}
+
+/// The ranks in the hang (every stuck rank whose reach is stuck) and the
+/// one that reports it: a rank in a collective wait, else the lowest rank
+/// that is in the hang or may be (it answered one round only, or
+/// differently: its view may differ from this one).
+fn in_hang_and_reporter(
+    me: i32,
+    nodes: &HashMap<i32, Node>,
+    all: &[i32],
+    first: &HashMap<i32, Answer>,
+    second: &HashMap<i32, Answer>,
+) -> (Vec<i32>, i32) {
     let mut in_hang: Vec<i32> = nodes
         .keys()
         .copied()
         .filter(|&r| {
-            nodes.get(&r).is_some_and(|n| !can_progress(n))
-                && blocked_all(&nodes, &reach(&nodes, r))
+            nodes.get(&r).is_some_and(|n| !can_progress(n)) && blocked_all(nodes, &reach(nodes, r))
         })
         .collect();
     in_hang.sort_unstable();
@@ -1421,8 +840,6 @@ pub fn timed_out(
         .iter()
         .copied()
         .find(|r| nodes[r].flags & COLLECTIVE != 0);
-    // The lowest rank that is in the hang, or may be (it answered one
-    // round only, or differently: its view may differ from this one).
     let uncertain = all.iter().copied().filter(|r| {
         first.contains_key(r) != second.contains_key(r)
             || nodes
@@ -1431,48 +848,54 @@ pub fn timed_out(
     });
     let lowest = in_hang.iter().copied().chain(uncertain).min();
     let reporter = collective.or(lowest).unwrap_or(me);
+    (in_hang, reporter)
+}
+
+/// Another rank reports the hang: this one says so once, and gives it two
+/// more looks' time (true) before it reports itself (a hang is never left
+/// unreported).
+fn defer_to(reporter: i32, me: i32, text: &str) -> bool {
     static POINTED: AtomicI32 = AtomicI32::new(-1);
     static LOOKS: AtomicI32 = AtomicI32::new(0);
-    if reporter != me {
-        if POINTED.swap(reporter, Ordering::Relaxed) != reporter {
-            LOOKS.store(0, Ordering::Relaxed);
-            let line = format!(
-                "mpix-check: rank {me} waits in {}: part of the hang that rank {reporter} reports\n",
-                mine2.text
-            );
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-        }
-        // The reporter gets two more looks' time; then this rank
-        // reports itself (a hang is never left unreported).
-        if LOOKS.fetch_add(1, Ordering::Relaxed) < 2 {
-            return Ok(After::Again);
+    if POINTED.swap(reporter, Ordering::Relaxed) != reporter {
+        LOOKS.store(0, Ordering::Relaxed);
+        let line = format!(
+            "mpix-check: rank {me} waits in {text}: part of the hang that rank {reporter} reports\n"
+        );
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    }
+    LOOKS.fetch_add(1, Ordering::Relaxed) < 2
+}
+
+/// Ends the job after the report. Each rank of the hang decides by two
+/// rounds of queries of its own; once each has asked twice since this
+/// rank's first round, its line pointing at the report is out (a grace
+/// more for the write). Bounded: a timeout and two graces at most.
+fn end_after_report(
+    timeout: Duration,
+    g: Duration,
+    all: &[i32],
+    asked: &[u32],
+    in_hang: &[i32],
+    step: &mut impl FnMut() -> Result<bool, c_int>,
+) {
+    let pointed = || {
+        all.iter()
+            .zip(asked)
+            .all(|(&r, &a)| !in_hang.contains(&r) || mpi::channel::queries_from(r) >= a + 2)
+    };
+    let last = Instant::now() + timeout + 2 * g;
+    let mut until = last;
+    let mut done = false;
+    while Instant::now() < until {
+        let _ = step();
+        mpi::channel::answer_queries(describe);
+        if !done && pointed() {
+            done = true;
+            until = (Instant::now() + g).min(last);
         }
     }
-    report(timeout, waited, me, &nodes, &mine_reach, &in_hang);
-    if config().mode == Mode::Fatal {
-        // Each rank of the hang decides by two rounds of queries of its
-        // own; once each has asked twice since this rank's first round,
-        // its line pointing at the report is out (a grace more for the
-        // write). Bounded: a timeout and two graces at most.
-        let pointed = || {
-            all.iter()
-                .zip(&asked)
-                .all(|(&r, &a)| !in_hang.contains(&r) || mpi::channel::queries_from(r) >= a + 2)
-        };
-        let last = Instant::now() + timeout + 2 * g;
-        let mut until = last;
-        let mut done = false;
-        while Instant::now() < until {
-            let _ = step();
-            mpi::channel::answer_queries();
-            if !done && pointed() {
-                done = true;
-                until = (Instant::now() + g).min(last);
-            }
-        }
-        mpi::abort_job();
-    }
-    Ok(After::Quiet)
+    mpi::abort_job();
 }
 
 fn report(

@@ -10,15 +10,24 @@
 //! marshalled, and reports the first differing element and where it sits
 //! in each type's tree. See docs/mpix-check.md.
 //!
-//! * `digest`: the fast path's one reduction per call (pure),
-//! * `record`: the record each rank contributes on the slow path and its
-//!   evaluation (pure),
-//! * `check`: the checks themselves, `report`: the report and the
-//!   configuration from the environment, `watchdog`: hangs become reports,
-//!   `threads`: the thread level and the point-to-point checks' one lock,
-//! * `entry`: the interposed `MPI_` functions, generated from the table
-//!   of calls (`check/calls.txt`) by the build script,
-//! * `mpi`: the MPI edge (every MPI call, all of them `PMPI_`).
+//! The modules, in layers: each imports only from its own layer or below,
+//! and no import cycle (both checked by `tests/layers.rs`).
+//!
+//! 1. `entry`: the interposed `MPI_` functions, generated from the table
+//!    of calls (`check/calls.txt`) by the build script, with their shapes
+//!    and hand-written bodies.
+//! 2. The checks: `check` (collective calls), `p2p` (point to point, and
+//!    `p2p::lost`: lost messages at `MPI_Finalize`).
+//! 3. The waits: `polled` (blocking calls posted nonblocking and polled),
+//!    `watchdog` (a wait past the timeout asks and reports).
+//! 4. `hang` (where a thread waits; the wait-for graph and its report),
+//!    `sig` (type signatures and their differences).
+//! 5. `mpi`: the MPI edge, every `PMPI_` call (`mpi::channel`: the status
+//!    channel's bytes; `mpi::errhandler`: the checker's error handler).
+//! 6. Pure data and state: `record`, `digest` (what ranks exchange),
+//!    `report` (reports, configuration), `site` (call sites), `names`
+//!    (communicator names), `waiting` (the check a thread waits in),
+//!    `wire` (the status channel's words), `threads`, `internal`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 // The ABI's constants are `const`, mpi-sys's `extern static`s (read in
@@ -47,10 +56,14 @@ mod entry;
 pub mod hang;
 pub mod internal;
 pub mod mpi;
+pub mod names;
 pub mod p2p;
+pub mod polled;
 pub mod record;
 pub mod report;
 pub mod sig;
 pub mod site;
 pub mod threads;
+pub mod waiting;
 pub mod watchdog;
+pub mod wire;

@@ -1535,7 +1535,7 @@ fn completed_truncated(claimed: Option<(usize, u64)>, status: &MPI_Status) {
 pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
     if !tracking() {
         // SAFETY: the user's arguments.
-        return unsafe { crate::hang::wait(request, status) };
+        return unsafe { crate::polled::wait(request, status) };
     }
     // SAFETY: the user's request.
     let key = mpi::bits(unsafe { *request });
@@ -1547,7 +1547,7 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
     };
     let claimed = claim(&[key]);
     // SAFETY: the user's request; st is the user's status or ours.
-    let out = mpi::errhandler::deferred(|| unsafe { crate::hang::wait(request, st) });
+    let out = mpi::errhandler::deferred(|| unsafe { crate::polled::wait(request, st) });
     if out.err != 0 {
         return one_failed(key, claimed[0], st, out);
     }
@@ -1582,7 +1582,7 @@ fn one_failed(
 pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     if !tracking() {
         // SAFETY: the user's arguments.
-        return unsafe { crate::hang::test(request, flag, status) };
+        return unsafe { crate::polled::test(request, flag, status) };
     }
     // SAFETY: the user's request.
     let key = mpi::bits(unsafe { *request });
@@ -1594,7 +1594,7 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
     };
     let claimed = claim(&[key]);
     // SAFETY: as for wait.
-    let out = mpi::errhandler::deferred(|| unsafe { crate::hang::test(request, flag, st) });
+    let out = mpi::errhandler::deferred(|| unsafe { crate::polled::test(request, flag, st) });
     if out.err != 0 {
         return one_failed(key, claimed[0], st, out);
     }
@@ -1676,7 +1676,7 @@ pub unsafe fn waitall(
 ) -> c_int {
     if !tracking() {
         // SAFETY: the user's arguments.
-        return unsafe { crate::hang::waitall(count, requests, statuses) };
+        return unsafe { crate::polled::waitall(count, requests, statuses) };
     }
     let n = count.max(0) as usize;
     // SAFETY: the user's arguments, with our statuses where ignored.
@@ -1685,7 +1685,7 @@ pub unsafe fn waitall(
             count,
             requests,
             statuses,
-            |st| crate::hang::waitall(count, requests, st),
+            |st| crate::polled::waitall(count, requests, st),
             || (0..n).map(|i| (i, i)).collect(),
         )
     }
@@ -1703,7 +1703,7 @@ pub unsafe fn testall(
 ) -> c_int {
     if !tracking() {
         // SAFETY: the user's arguments.
-        return unsafe { crate::hang::testall(count, requests, flag, statuses) };
+        return unsafe { crate::polled::testall(count, requests, flag, statuses) };
     }
     let n = count.max(0) as usize;
     // SAFETY: as for waitall; flag is read after MPI wrote it.
@@ -1712,7 +1712,7 @@ pub unsafe fn testall(
             count,
             requests,
             statuses,
-            |st| crate::hang::testall(count, requests, flag, st),
+            |st| crate::polled::testall(count, requests, flag, st),
             || {
                 if *flag != 0 {
                     (0..n).map(|i| (i, i)).collect()
@@ -1737,9 +1737,9 @@ pub unsafe fn any(
 ) -> c_int {
     let call = |st: *mut MPI_Status| match flag {
         // SAFETY: the user's arguments.
-        Some(f) => unsafe { crate::hang::any(count, requests, index, Some(f), st) },
+        Some(f) => unsafe { crate::polled::any(count, requests, index, Some(f), st) },
         // SAFETY: the user's arguments.
-        None => unsafe { crate::hang::any(count, requests, index, None, st) },
+        None => unsafe { crate::polled::any(count, requests, index, None, st) },
     };
     if !tracking() {
         return call(status);
@@ -1785,10 +1785,10 @@ pub unsafe fn some(
     let call = |st: *mut MPI_Status| {
         if test {
             // SAFETY: the user's arguments.
-            unsafe { crate::hang::some(incount, requests, outcount, indices, st, true) }
+            unsafe { crate::polled::some(incount, requests, outcount, indices, st, true) }
         } else {
             // SAFETY: the user's arguments.
-            unsafe { crate::hang::some(incount, requests, outcount, indices, st, false) }
+            unsafe { crate::polled::some(incount, requests, outcount, indices, st, false) }
         }
     };
     if !tracking() {

@@ -16,120 +16,18 @@
 //! requests that complete, with a clock read every few hundred polls.
 
 use crate::mpi::channel::{self, Answer};
+use crate::names::name_of;
 use crate::record::{ranks_text, Coll};
 use crate::report::{config, Mode, Report};
-use std::cell::Cell;
+use crate::waiting::{current, Waiting};
 use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::{Mutex, OnceLock};
+
 use std::time::{Duration, Instant};
 
-/// What a thread is waiting for, as the report words it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u64)]
-pub enum Phase {
-    Arguments = 0,
-    Records,
-    Signatures,
-    Pairs,
-    Type,
-    Report,
-}
-
-impl Phase {
-    fn text(self) -> &'static str {
-        match self {
-            Phase::Arguments => "exchanging the call's arguments",
-            Phase::Records => "exchanging the ranks' records after a difference was seen",
-            Phase::Signatures => "exchanging signatures",
-            Phase::Pairs => "exchanging the pairs that differ",
-            Phase::Type => "fetching the other rank's datatype",
-            Phase::Report => "waiting for the other ranks to finish their reports",
-        }
-    }
-}
-
-/// The names of the communicators the checker knows, for reports and
-/// answers.
-fn names() -> &'static Mutex<HashMap<u64, String>> {
-    static N: OnceLock<Mutex<HashMap<u64, String>>> = OnceLock::new();
-    N.get_or_init(Default::default)
-}
-
-pub fn set_name(comm: u64, name: String) {
-    names()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(comm, name);
-}
-
-pub fn forget_name(comm: u64) {
-    names()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&comm);
-}
-
-pub fn name_of(comm: u64, size: usize) -> String {
-    names()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&comm)
-        .cloned()
-        .unwrap_or_else(|| format!("an unnamed communicator of {size} ranks"))
-}
-
-/// The check a thread waits in.
-#[derive(Debug, Clone, Copy)]
-pub struct Waiting {
-    pub call: u64,
-    pub seq: u64,
-    /// The user communicator's (window's, file's) handle bits.
-    pub comm: u64,
-    /// The communicator's identity, the same in all its processes.
-    pub id: u64,
-    /// The private communicator the check runs on (its handle bits).
-    pub dup: u64,
-    pub rank: usize,
-    pub size: usize,
-    pub phase: Phase,
-}
-
-thread_local! {
-    static MINE: Cell<Option<Waiting>> = const { Cell::new(None) };
-}
-
-/// The mark of one check; cleared when dropped.
-pub struct Guard(());
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        MINE.with(|m| m.set(None));
-    }
-}
-
-/// Marks this thread as waiting in a check until the guard drops.
-pub fn arm(w: Waiting) -> Option<Guard> {
-    config().timeout?;
-    MINE.with(|m| m.set(Some(w)));
-    Some(Guard(()))
-}
-
-/// Moves this thread's mark on to the next phase of the same check.
-pub fn phase(p: Phase) {
-    if config().timeout.is_some() {
-        MINE.with(|m| {
-            if let Some(mut w) = m.get() {
-                w.phase = p;
-                m.set(Some(w));
-            }
-        });
-    }
-}
-
-/// What this thread answers a status query with.
-pub fn current() -> Option<Waiting> {
-    MINE.with(|m| m.get())
+/// `poll` for the MPI edge's own waits (`crate::mpi::watch_with`).
+pub fn poll_dyn(step: &mut dyn FnMut() -> Result<bool, c_int>) -> Result<(), c_int> {
+    poll(step)
 }
 
 /// Polls between clock reads (a clock read costs about as much as a poll).
@@ -173,7 +71,7 @@ pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> 
         if waited < Duration::from_millis(1) {
             continue;
         }
-        channel::answer_queries();
+        channel::answer_queries(crate::hang::describe);
         if !reported && waited >= timeout && current().is_some() {
             reported = true;
             if timed_out(timeout, &mut step)? {
@@ -215,7 +113,7 @@ fn timed_out(
                 return Ok(true);
             }
         }
-        channel::answer_queries();
+        channel::answer_queries(crate::hang::describe);
         for a in channel::collect(serial) {
             answers.insert(a.world, a);
         }
@@ -226,7 +124,7 @@ fn timed_out(
         let until = Instant::now() + grace(timeout);
         while Instant::now() < until {
             let _ = step();
-            channel::answer_queries();
+            channel::answer_queries(crate::hang::describe);
         }
         crate::mpi::abort_job();
     }

@@ -68,14 +68,14 @@ pub(crate) unsafe fn init_thread(
 }
 
 /// The free of a communicator with a point-to-point channel first waits,
-/// visibly, for every member (`crate::hang::collective`): the channel's
+/// visibly, for every member (`crate::polled::collective`): the channel's
 /// release inside the free settles with all of them.
 pub(crate) unsafe fn comm_free(comm: *mut MPI_Comm) -> c_int {
     if !comm.is_null() {
         // SAFETY: the user's communicator handle.
         let c = unsafe { *comm };
         if let Some(dup) = crate::p2p::channel_dup(c) {
-            crate::hang::collective("MPI_Comm_free", c, dup);
+            crate::polled::collective("MPI_Comm_free", c, dup);
         }
     }
     // SAFETY: the user's argument.
@@ -86,7 +86,7 @@ pub(crate) unsafe fn finalize() -> c_int {
     // First every rank's arrival, in a wait the hang watchdog sees (a
     // rank that never comes is reported there), then the lost messages
     // and pending sends (collective over the world).
-    crate::hang::finalize();
+    crate::polled::finalize();
     crate::p2p::lost::at_finalize();
     crate::p2p::finalize(mpi::comm_world());
     mpi::channel::close();
@@ -254,7 +254,7 @@ pub(crate) unsafe fn mprobe(
         }
         (rc, flag != 0)
     };
-    crate::hang::mprobe(source, tag, comm, attempt)
+    crate::polled::mprobe(source, tag, comm, attempt)
 }
 
 /// `MPI_Probe` takes no message (no check): wrapped to wait visibly.
@@ -267,7 +267,7 @@ pub(crate) unsafe fn probe(
     // SAFETY: the user's arguments.
     unsafe {
         if crate::hang::on() && source != p2p::proc_null() {
-            crate::hang::probe(source, tag, comm, status)
+            crate::polled::probe(source, tag, comm, status)
         } else {
             PMPI_Probe(source, tag, comm, status)
         }

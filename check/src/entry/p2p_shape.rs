@@ -11,6 +11,7 @@ use crate::mpi::errhandler;
 use crate::p2p::{
     self, attach, attach_send, not_posted, received, receiving, sent, truncated, unsent,
 };
+use crate::polled;
 use crate::sys::*;
 use crate::threads;
 use std::ffi::{c_int, c_void};
@@ -39,7 +40,7 @@ pub(crate) fn send(
         // SAFETY: the user's arguments, in the nonblocking form, polled.
         unsafe {
             let ignore = RSMPI_STATUS_IGNORE;
-            hang::one(name, Kind::Send, m.comm, m.peer, m.tag, ignore, ipmpi)
+            polled::one(name, Kind::Send, m.comm, m.peer, m.tag, ignore, ipmpi)
         }
     } else {
         pmpi()
@@ -177,7 +178,7 @@ pub(crate) fn recv(
         // a blocking one returns at once.)
         if hang::polled() && m.peer != p2p::proc_null() {
             // SAFETY: the user's arguments; the status is the user's or ours.
-            unsafe { hang::one(name, Kind::Recv, m.comm, m.peer, m.tag, st, ipmpi) }
+            unsafe { polled::one(name, Kind::Recv, m.comm, m.peer, m.tag, st, ipmpi) }
         } else {
             pmpi(st)
         }
@@ -246,7 +247,7 @@ pub(crate) fn sendrecv(
 ) -> c_int {
     let polled = |st| {
         // SAFETY: the user's arguments; the status is the user's or ours.
-        Some(unsafe { hang::pair(name, s.comm, s.peer, s.tag, r.peer, r.tag, st, irecv, isend) })
+        Some(unsafe { polled::pair(name, s.comm, s.peer, s.tag, r.peer, r.tag, st, irecv, isend) })
     };
     pair(name, &s, &r, status, polled, pmpi)
 }
@@ -266,7 +267,7 @@ pub(crate) fn sendrecv_replace(
         let n = c_int::try_from(s.count).ok()?;
         // SAFETY: the user's arguments; the status is the user's or ours.
         unsafe {
-            hang::sendrecv_replace(buf, n, s.datatype, s.peer, s.tag, r.peer, r.tag, s.comm, st)
+            polled::sendrecv_replace(buf, n, s.datatype, s.peer, s.tag, r.peer, r.tag, s.comm, st)
         }
     };
     pair(name, &s, &r, status, polled, pmpi)
@@ -350,7 +351,7 @@ pub(crate) fn mrecv(
         if hang::polled() {
             let comm = crate::mpi::comm_null();
             // SAFETY: the user's arguments; the status is the user's or ours.
-            unsafe { hang::one(name, Kind::Matched, comm, 0, 0, st, ipmpi) }
+            unsafe { polled::one(name, Kind::Matched, comm, 0, 0, st, ipmpi) }
         } else {
             pmpi(st)
         }

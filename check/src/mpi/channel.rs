@@ -7,7 +7,7 @@
 
 use super::{bits, byte, comm_world, from_bits, ok};
 use crate::sys::*;
-use crate::watchdog;
+use crate::wire::{put_str, Reader, Wait};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -46,7 +46,7 @@ pub struct Answer {
     pub phase: u64,
     pub members: Vec<i32>,
     /// A point-to-point wait (or MPI_Finalize's), instead of a check.
-    pub wait: Option<crate::hang::Wait>,
+    pub wait: Option<Wait>,
 }
 
 /// The world ranks of a private communicator's ranks, in its rank order
@@ -172,28 +172,30 @@ fn count_query(rank: i32) {
     q[r] += 1;
 }
 
-pub fn answer_queries() {
+/// Answers the queries that arrived: with the check this thread waits
+/// in, else with `describe` (its point-to-point wait, `crate::hang`).
+pub fn answer_queries(describe: fn() -> Option<Wait>) {
     let Some(comm) = channel() else { return };
     while let Some((source, q)) = take(comm, TAG_QUERY) {
         count_query(source);
         let serial = words(&q).first().copied().unwrap_or(0);
         let mut out = Vec::new();
-        if let Some(w) = watchdog::current() {
+        if let Some(w) = crate::waiting::current() {
             for x in [serial, w.id, w.call, w.seq, w.phase as u64] {
                 out.extend_from_slice(&x.to_le_bytes());
             }
-            crate::hang::put_str(&mut out, &watchdog::name_of(w.comm, w.size));
+            put_str(&mut out, &crate::names::name_of(w.comm, w.size));
             out.push(0);
             let m = members(w.dup);
             out.extend_from_slice(&(m.len() as u32).to_le_bytes());
             for r in m {
                 out.extend_from_slice(&r.to_le_bytes());
             }
-        } else if let Some(p) = crate::hang::describe() {
+        } else if let Some(p) = describe() {
             for x in [serial, 0, 0, 0, 0] {
                 out.extend_from_slice(&x.to_le_bytes());
             }
-            crate::hang::put_str(&mut out, "");
+            put_str(&mut out, "");
             out.push(1);
             p.encode(&mut out);
         } else {
@@ -226,7 +228,7 @@ pub fn collect(serial: u64) -> Vec<Answer> {
 }
 
 fn decode(source: c_int, serial: u64, b: &[u8]) -> Option<Answer> {
-    let mut r = crate::hang::Reader(b);
+    let mut r = Reader(b);
     let s = r.u64()?;
     if s != serial {
         return None;
@@ -240,7 +242,7 @@ fn decode(source: c_int, serial: u64, b: &[u8]) -> Option<Answer> {
             members.push(r.u32()? as i32);
         }
     } else {
-        wait = Some(crate::hang::Wait::decode(r.0)?);
+        wait = Some(Wait::decode(r.0)?);
     }
     Some(Answer {
         world: source,

@@ -12,7 +12,6 @@ pub mod errhandler;
 
 use crate::digest;
 use crate::sys::*;
-use crate::watchdog;
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
@@ -401,7 +400,7 @@ fn new_state(comm: MPI_Comm, key: u64, label: Option<String>) -> Box<State> {
             comm_name(comm, size.max(0) as usize)
         }
     });
-    watchdog::set_name(key, name);
+    crate::names::set_name(key, name);
     Box::new(State {
         dup,
         seq: 0,
@@ -560,8 +559,7 @@ pub fn object_freed(handle: u64) {
 }
 
 fn free_state(mut st: State) {
-    watchdog::forget_name(st.comm);
-    crate::hang::forget_comm(st.comm);
+    crate::names::forget(st.comm);
     if bits(st.dup) != bits(comm_null()) {
         // SAFETY: the duplicate is the checker's own.
         unsafe { PMPI_Comm_free(&mut st.dup) };
@@ -640,7 +638,7 @@ pub fn renamed(comm: MPI_Comm) {
     } else {
         comm_name(comm, size.max(0) as usize)
     };
-    watchdog::set_name(bits(comm), name);
+    crate::names::set_name(bits(comm), name);
 }
 
 /// The checker's error code for collective findings (its own class,
@@ -1074,10 +1072,22 @@ pub unsafe fn iallreduce_digest(
     Ok(req)
 }
 
-/// Whether waits are watched (`MPIX_CHECK_TIMEOUT` is not 0): then they
-/// are polled; otherwise they are MPI's blocking calls.
-fn watched() -> bool {
-    crate::report::config().timeout.is_some()
+/// How a watched wait is polled: `step` is called until it says done.
+pub type Poll = fn(&mut dyn FnMut() -> Result<bool, c_int>) -> Result<(), c_int>;
+
+static POLL: std::sync::OnceLock<Poll> = std::sync::OnceLock::new();
+
+/// The checks hand the edge the watchdog's poll (`crate::watchdog`) before
+/// they wait: the edge never calls up into the layers above it.
+pub fn watch_with(poll: Poll) {
+    POLL.get_or_init(|| poll);
+}
+
+/// The poll of watched waits: set when `MPIX_CHECK_TIMEOUT` is not 0 and
+/// the checks handed one over; otherwise waits are MPI's blocking calls.
+fn watched() -> Option<Poll> {
+    crate::report::config().timeout?;
+    POLL.get().copied()
 }
 
 /// Tests one of the checker's requests: true when it completed.
@@ -1152,7 +1162,7 @@ pub fn exchange(
 }
 
 fn wait_all(reqs: &mut [MPI_Request]) -> c_int {
-    if !watched() {
+    let Some(poll) = watched() else {
         // SAFETY: the checker's own requests, active or null.
         return unsafe {
             PMPI_Waitall(
@@ -1161,8 +1171,8 @@ fn wait_all(reqs: &mut [MPI_Request]) -> c_int {
                 RSMPI_STATUSES_IGNORE,
             )
         };
-    }
-    let r = watchdog::poll(|| {
+    };
+    let r = poll(&mut || {
         let mut flag: c_int = 0;
         // SAFETY: the checker's own requests, active or null.
         ok(unsafe {
@@ -1212,8 +1222,8 @@ pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
 pub fn recv_bytes(dup: MPI_Comm, source: usize, tag: c_int) -> Option<Vec<u8>> {
     // SAFETY: MPI_Status is plain data.
     let mut status: MPI_Status = unsafe { std::mem::zeroed() };
-    if watched() {
-        watchdog::poll(|| {
+    if let Some(poll) = watched() {
+        poll(&mut || {
             let mut flag: c_int = 0;
             // SAFETY: probes the checker's duplicate.
             ok(unsafe { PMPI_Iprobe(source as c_int, tag, dup, &mut flag, &mut status) })?;

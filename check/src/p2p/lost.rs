@@ -512,50 +512,70 @@ fn by_companions(
                 };
                 any = true;
                 deadline = Instant::now() + WAIT;
-                let world = world_of(ch, s);
-                let key = (mpi::bits(ch.dup), s, comp.reference, comp.count, comp.flags);
-                let (what, bytes) = cache
-                    .entry(key)
-                    .or_insert_with(|| describe(&comp, s, ch.dup))
-                    .clone();
-                let mut size = bytes;
-                let head = (mpi::bits(ch.comm), s, t);
-                if !stuck.contains(&head) {
-                    match probe(s, t, ch.comm) {
-                        Some(m) => {
-                            size = Some(bytes_of(&m));
-                            if !take_message(&m, ch.comm) {
-                                stuck.push(head);
-                            }
-                        }
-                        None => {
-                            // No message: a companion whose message MPI
-                            // cancelled (an orphan) is dropped.
-                            let o = usize::try_from(world).ok().and_then(|w| orphans.get_mut(w));
-                            if let Some(o) = o.filter(|o| **o > 0) {
-                                *o -= 1;
-                                continue;
-                            }
-                        }
-                    }
+                if let Some(l) = lost_one(ch, s, t, &comp, &mut cache, stuck, orphans) {
+                    out.push(l);
                 }
-                out.push(Lost {
-                    comm: channel_name(ch),
-                    source: source_name(ch, s),
-                    world,
-                    tag: t,
-                    what,
-                    bytes: size,
-                });
             }
         }
         if !any {
             std::thread::sleep(Duration::from_micros(200));
         }
     }
-    // What never came: sent on a communicator freed since (before its
-    // companion arrived), or still in flight after the wait.
-    for (w, (&e, k)) in expected.iter().zip(&c.consumed).enumerate() {
+    never_came(expected, &c.consumed, orphans, out);
+}
+
+/// The lost message of one companion received at the end: its user
+/// message probed and taken when small (not after one that could not be
+/// taken, on that (communicator, source, tag)); None for an orphan (a
+/// companion whose message MPI cancelled).
+fn lost_one(
+    ch: &Channel,
+    s: c_int,
+    t: c_int,
+    comp: &Companion,
+    cache: &mut Described,
+    stuck: &mut Vec<(u64, c_int, c_int)>,
+    orphans: &mut [u64],
+) -> Option<Lost> {
+    let world = world_of(ch, s);
+    let key = (mpi::bits(ch.dup), s, comp.reference, comp.count, comp.flags);
+    let (what, bytes) = cache
+        .entry(key)
+        .or_insert_with(|| describe(comp, s, ch.dup))
+        .clone();
+    let mut size = bytes;
+    let head = (mpi::bits(ch.comm), s, t);
+    if !stuck.contains(&head) {
+        match probe(s, t, ch.comm) {
+            Some(m) => {
+                size = Some(bytes_of(&m));
+                if !take_message(&m, ch.comm) {
+                    stuck.push(head);
+                }
+            }
+            None => {
+                let o = usize::try_from(world).ok().and_then(|w| orphans.get_mut(w));
+                if let Some(o) = o.filter(|o| **o > 0) {
+                    *o -= 1;
+                    return None;
+                }
+            }
+        }
+    }
+    Some(Lost {
+        comm: channel_name(ch),
+        source: source_name(ch, s),
+        world,
+        tag: t,
+        what,
+        bytes: size,
+    })
+}
+
+/// What never came: sent on a communicator freed since (before its
+/// companion arrived), or still in flight after the wait.
+fn never_came(expected: &[i64], consumed: &[AtomicU64], orphans: &[u64], out: &mut Vec<Lost>) {
+    for (w, (&e, k)) in expected.iter().zip(consumed).enumerate() {
         let n = e - k.load(Ordering::Relaxed) as i64 - orphans.get(w).copied().unwrap_or(0) as i64;
         for _ in 0..n.max(0) {
             out.push(Lost {
