@@ -4,7 +4,6 @@
 //! something is named in the docs (pure text, no MPI).
 
 #[path = "../build/calls.rs"]
-#[allow(dead_code)]
 mod calls;
 
 use std::collections::BTreeSet;
