@@ -232,11 +232,7 @@ impl Row {
         }
         if large {
             for p in &mut params {
-                p.ctype = p
-                    .ctype
-                    .replace("Count", "MPI_Count")
-                    .replace("Displ", "MPI_Aint")
-                    .replace("MPI_MPI_Count", "MPI_Count");
+                p.ctype = words(&p.ctype, "MPI_Count", "MPI_Aint");
             }
         }
         let mut name = match kind {
@@ -261,10 +257,7 @@ impl Row {
 impl Param {
     /// The C type with the small-count placeholders resolved.
     pub fn c_type(&self) -> String {
-        self.ctype
-            .replace("Count", "int")
-            .replace("Displ", "int")
-            .replace("MPI_int", "MPI_Count")
+        words(&self.ctype, "int", "int")
     }
 
     /// The Rust type, in the names of our bindings (`crate::sys`).
@@ -299,4 +292,25 @@ impl Param {
     pub fn is_pointer(&self) -> bool {
         self.c_type().contains('*') && self.c_type() != "MPI_User_function *"
     }
+}
+
+/// `ctype` with the placeholder words `Count` and `Displ` replaced.
+fn words(ctype: &str, count: &str, displ: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    for ch in ctype.chars().chain(std::iter::once(' ')) {
+        if ch.is_alphanumeric() || ch == '_' {
+            word.push(ch);
+            continue;
+        }
+        out.push_str(match word.as_str() {
+            "Count" => count,
+            "Displ" => displ,
+            w => w,
+        });
+        word.clear();
+        out.push(ch);
+    }
+    out.pop();
+    out
 }

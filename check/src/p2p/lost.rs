@@ -721,22 +721,42 @@ fn report_pending_sends(me: c_int, size: usize) -> usize {
     let total = sends.len();
     let mut details = kinds(&lines, |(l, n)| format!("{n} x {l}"));
     details.push("no MPI_Wait/MPI_Test form completed their requests before MPI_Finalize".into());
+    let summary = format!(
+        "{} of world rank {me} never completed",
+        plural(total, "nonblocking send", "nonblocking sends")
+    );
+    finalize_report(
+        me,
+        size,
+        "pending-send",
+        summary,
+        details,
+        ("pending_sends", total),
+    );
+    total
+}
+
+/// A report of `MPI_Finalize`'s check by world rank `me`, with its count.
+fn finalize_report(
+    me: c_int,
+    size: usize,
+    kind: &'static str,
+    summary: String,
+    details: Vec<String>,
+    (field, total): (&'static str, usize),
+) {
     Report {
         call: "MPI_Finalize".into(),
         comm: "MPI_COMM_WORLD".into(),
         seq: 1,
         rank: me.max(0) as usize,
         size,
-        kind: "pending-send",
-        summary: format!(
-            "{} of world rank {me} never completed",
-            plural(total, "nonblocking send", "nonblocking sends")
-        ),
+        kind,
+        summary,
         details,
-        fields: vec![("pending_sends", total.to_string())],
+        fields: vec![(field, total.to_string())],
     }
     .emit(me);
-    total
 }
 
 /// The first `LINES` groups as report lines, and how many more kinds.
@@ -826,21 +846,18 @@ fn report_lost(me: c_int, size: usize, lost: Vec<Lost>, p2p: bool) -> usize {
                 .into(),
         );
     }
-    Report {
-        call: "MPI_Finalize".into(),
-        comm: "MPI_COMM_WORLD".into(),
-        seq: 1,
-        rank: me.max(0) as usize,
+    let summary = format!(
+        "{} sent to world rank {me} {} never received",
+        plural(total, "message", "messages"),
+        if total == 1 { "was" } else { "were" }
+    );
+    finalize_report(
+        me,
         size,
-        kind: "lost-message",
-        summary: format!(
-            "{} sent to world rank {me} {} never received",
-            plural(total, "message", "messages"),
-            if total == 1 { "was" } else { "were" }
-        ),
+        "lost-message",
+        summary,
         details,
-        fields: vec![("lost_messages", total.to_string())],
-    }
-    .emit(me);
+        ("lost_messages", total),
+    );
     total
 }
