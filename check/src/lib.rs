@@ -16,8 +16,9 @@
 //! 1. `entry`: the interposed `MPI_` functions, generated from the table
 //!    of calls (`check/calls.txt`) by the build script, with their shapes
 //!    and hand-written bodies.
-//! 2. The checks: `check` (collective calls), `p2p` (point to point, and
-//!    `p2p::lost`: lost messages at `MPI_Finalize`).
+//! 2. The checks: `check` (collective calls), `p2p` (point to point:
+//!    channels, companions, receive matching, persistent requests,
+//!    completion; `p2p::lost`: lost messages at `MPI_Finalize`).
 //! 3. The waits: `polled` (blocking calls posted nonblocking and polled),
 //!    `watchdog` (a wait past the timeout asks and reports).
 //! 4. `hang` (where a thread waits; the wait-for graph and its report),

@@ -75,7 +75,7 @@ pub(crate) fn send_request(
     if !persistent {
         attach_send(key, r);
         if key.is_some() {
-            p2p::lost::send_posted(name, r, m.comm, m.peer, m.tag, m.count, m.datatype);
+            p2p::send_posted(name, r, m.comm, m.peer, m.tag, m.count, m.datatype);
         }
     }
     hang::made(r, name, Kind::Send, m.comm, m.peer, m.tag, persistent);

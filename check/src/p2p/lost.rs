@@ -53,15 +53,17 @@
 //! reads it and nothing can be recovered there. `MPIX_CHECK=warn` only
 //! reports.
 
-use super::{
-    channels, lock, recv_companion, world_of, Channel, Companion, NO_REFERENCE, PREDEFINED,
-};
+use super::channels::{channels, lock, world_of, Channel};
+use super::companions::{Companion, NO_REFERENCE, PREDEFINED};
+use super::counts::{counts, pending, world_ranks, PendingSend, PENDING_SENDS};
+use super::matching::drop_arrived;
+use super::verdict::recv_companion;
 use crate::mpi;
 use crate::report::{self, Mode, Report};
 use crate::sys::*;
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -77,182 +79,6 @@ const WAIT: Duration = Duration::from_secs(2);
 const TAKE: c_int = 4096;
 /// At most this many grouped lines per report.
 const LINES: usize = 20;
-
-// ---- the counts ----
-
-/// Per world rank: companions sent to it, orphans (companions whose
-/// message was cancelled but not they), companions consumed from it.
-struct Counts {
-    sent: Vec<AtomicU64>,
-    orphans: Vec<AtomicU64>,
-    consumed: Vec<AtomicU64>,
-}
-
-fn counts() -> Option<&'static Counts> {
-    COUNTS.get()
-}
-
-static COUNTS: OnceLock<Counts> = OnceLock::new();
-
-fn add(v: &[AtomicU64], peer: i32, d: i64) {
-    if let Some(c) = usize::try_from(peer).ok().and_then(|p| v.get(p)) {
-        if d >= 0 {
-            c.fetch_add(d as u64, Ordering::Relaxed);
-        } else {
-            c.fetch_sub((-d) as u64, Ordering::Relaxed);
-        }
-    }
-}
-
-/// A companion went to world rank `peer`.
-pub fn count_sent(peer: i32) {
-    if let Some(c) = counts() {
-        add(&c.sent, peer, 1);
-    }
-}
-
-/// The message of a companion to `peer` does not exist (its call failed,
-/// or MPI cancelled it): not counted; `orphan`: its companion still went.
-pub fn uncount_sent(peer: i32, orphan: bool) {
-    if let Some(c) = counts() {
-        add(&c.sent, peer, -1);
-        if orphan {
-            add(&c.orphans, peer, 1);
-        }
-    }
-}
-
-/// A companion from world rank `peer` was taken.
-pub fn count_consumed(peer: i32) {
-    if let Some(c) = counts() {
-        add(&c.consumed, peer, 1);
-    }
-}
-
-/// The world rank of each rank of `comm` (its remote group's, for an
-/// intercommunicator), -1 outside MPI_COMM_WORLD. Sets the counts up on
-/// the first call (MPI_COMM_WORLD's channel, at MPI_Init).
-pub fn world_ranks(comm: MPI_Comm, inter: bool) -> Vec<i32> {
-    let mut wsize = 0;
-    // SAFETY: a plain query.
-    unsafe { PMPI_Comm_size(mpi::comm_world(), &mut wsize) };
-    COUNTS.get_or_init(|| {
-        let v = || (0..wsize.max(0)).map(|_| AtomicU64::new(0)).collect();
-        Counts {
-            sent: v(),
-            orphans: v(),
-            consumed: v(),
-        }
-    });
-    let mut g = std::mem::MaybeUninit::<MPI_Group>::uninit();
-    let mut wg = std::mem::MaybeUninit::<MPI_Group>::uninit();
-    let mut out = vec![];
-    // SAFETY: local group queries of valid communicators; both groups are
-    // freed, and the buffers hold n ranks.
-    unsafe {
-        let rc = if inter {
-            PMPI_Comm_remote_group(comm, g.as_mut_ptr())
-        } else {
-            PMPI_Comm_group(comm, g.as_mut_ptr())
-        };
-        if rc != 0 {
-            return out;
-        }
-        let mut g = g.assume_init();
-        if PMPI_Comm_group(mpi::comm_world(), wg.as_mut_ptr()) == 0 {
-            let mut wg = wg.assume_init();
-            let mut n = 0;
-            if PMPI_Group_size(g, &mut n) == 0 {
-                let from: Vec<c_int> = (0..n).collect();
-                let mut to = vec![0 as c_int; n.max(0) as usize];
-                if PMPI_Group_translate_ranks(g, n, from.as_ptr(), wg, to.as_mut_ptr()) == 0 {
-                    let undefined = mpi::undefined();
-                    out = to
-                        .into_iter()
-                        .map(|r| if r == undefined { -1 } else { r })
-                        .collect();
-                }
-            }
-            PMPI_Group_free(&mut wg);
-        }
-        PMPI_Group_free(&mut g);
-    }
-    out
-}
-
-// ---- pending sends ----
-
-struct PendingSend {
-    request: u64,
-    call: &'static str,
-    comm: MPI_Comm,
-    /// The destination and its world rank.
-    dest: c_int,
-    world: i32,
-    tag: c_int,
-    count: i64,
-    datatype: MPI_Datatype,
-    /// `crate::sig::TYPES_FREED` at posting (a derived type freed since is not
-    /// read again).
-    freed: u64,
-}
-
-// SAFETY: plain handles.
-unsafe impl Send for PendingSend {}
-
-/// How many sends are kept (the completion calls look for theirs only
-/// when some are).
-pub static PENDING_SENDS: AtomicUsize = AtomicUsize::new(0);
-
-fn pending() -> &'static Mutex<Vec<PendingSend>> {
-    static P: OnceLock<Mutex<Vec<PendingSend>>> = OnceLock::new();
-    P.get_or_init(Default::default)
-}
-
-/// A nonblocking send (or a persistent send's start) on a checked
-/// communicator posted its message under `request`.
-pub fn send_posted(
-    call: &'static str,
-    request: MPI_Request,
-    comm: MPI_Comm,
-    dest: c_int,
-    tag: c_int,
-    count: i64,
-    datatype: MPI_Datatype,
-) {
-    let Some(ch) = super::channel(comm) else {
-        return;
-    };
-    let world = world_of(ch, dest);
-    let key = mpi::bits(request);
-    let mut p = lock(pending());
-    // A handle MPI gave again was completed unseen.
-    p.retain(|e| e.request != key);
-    p.push(PendingSend {
-        request: key,
-        call,
-        comm,
-        dest,
-        world,
-        tag,
-        count,
-        datatype,
-        freed: crate::sig::TYPES_FREED.load(Ordering::Acquire),
-    });
-    PENDING_SENDS.store(p.len(), Ordering::Release);
-}
-
-/// The request `key` completed or was freed.
-pub fn send_done(key: u64) {
-    if PENDING_SENDS.load(Ordering::Acquire) == 0 {
-        return;
-    }
-    let mut p = lock(pending());
-    if let Some(i) = p.iter().position(|e| e.request == key) {
-        p.swap_remove(i);
-        PENDING_SENDS.store(p.len(), Ordering::Release);
-    }
-}
 
 // ---- lost messages ----
 
@@ -479,7 +305,7 @@ fn by_companions(
     let chans = live();
     for ch in chans {
         if ch.lost {
-            super::drop_arrived(ch);
+            drop_arrived(ch);
         } else {
             settle(ch);
         }

@@ -1,0 +1,123 @@
+//! The channel of a communicator: the private duplicate the companions
+//! travel on, with its queue of posted receives; found by its
+//! communicator's attribute.
+
+use crate::mpi;
+use crate::report::p2p_enabled as enabled;
+use crate::sys::*;
+use std::collections::VecDeque;
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// One posted receive, in posting order.
+pub(super) struct Rec {
+    pub(super) id: u64,
+    pub(super) call: &'static str,
+    pub(super) source: c_int,
+    pub(super) tag: c_int,
+    pub(super) count: i64,
+    pub(super) datatype: MPI_Datatype,
+    /// `crate::sig::TYPES_FREED` at posting: a derived receive type freed since
+    /// is not read again (only its signature taken at posting is used).
+    pub(super) freed: u64,
+    pub(super) sig: crate::record::Sig,
+    /// The actual (source, tag) once complete (or matched, for a matched
+    /// probe's message).
+    pub(super) got: Option<(c_int, c_int)>,
+    /// False for a matched probe's message until its receive (count,
+    /// datatype) is known: it holds its place in its (source, tag) order.
+    pub(super) ready: bool,
+    /// Freed by `MPI_Request_free` while active: its message's companion
+    /// is taken unchecked once a later receive shows it was matched.
+    pub(super) detached: bool,
+    /// Its (source, tag) come from its arguments, not from the status
+    /// (`MPI_Isendrecv`: MPICH 4.0 leaves that status unset).
+    pub(super) own_pattern: bool,
+}
+
+/// The checker's point-to-point state of one user communicator.
+pub struct Channel {
+    pub(super) comm: MPI_Comm,
+    pub(super) dup: MPI_Comm,
+    pub(super) rank: usize,
+    /// The local group's size.
+    pub(super) size: usize,
+    /// An intercommunicator: a message's source and destination are ranks
+    /// of the remote group (its channel, a duplicate, is one too).
+    pub(super) inter: bool,
+    pub(super) posted: u64,
+    pub(super) queue: VecDeque<Rec>,
+    /// A receive with a wildcard was freed while active: which (source,
+    /// tag) it took cannot be known, so the channel's receives are no
+    /// longer checked.
+    pub(super) lost: bool,
+    /// The world rank of each peer (the remote group's, on an
+    /// intercommunicator; -1 outside MPI_COMM_WORLD), for the lost-message
+    /// counts (`lost`).
+    pub(super) world: Vec<i32>,
+}
+
+pub(super) static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
+thread_local! {
+    /// Checks made on a failed call's path: their reports are printed,
+    /// not raised (the MPI's error is handed on after them).
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+/// Runs `f` with the reports printed, not raised.
+pub(super) fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    let prev = QUIET.with(|q| q.replace(true));
+    let out = f();
+    QUIET.with(|q| q.set(prev));
+    out
+}
+
+/// Whether this thread is inside `quietly`.
+pub(super) fn is_quiet() -> bool {
+    QUIET.with(|q| q.get())
+}
+/// The channels alive (their addresses), for `mpix_check_p2p_pending`.
+pub(super) fn channels() -> &'static Mutex<Vec<usize>> {
+    static C: OnceLock<Mutex<Vec<usize>>> = OnceLock::new();
+    C.get_or_init(Default::default)
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+/// `comm`'s channel, if it has one.
+pub(super) fn channel(comm: MPI_Comm) -> Option<&'static mut Channel> {
+    if !enabled() {
+        return None;
+    }
+    let kv = KEYVAL.load(Ordering::Acquire);
+    if kv == i32::MIN || mpi::bits(comm) == mpi::bits(mpi::comm_null()) {
+        return None;
+    }
+    let mut value: *mut c_void = std::ptr::null_mut();
+    let mut flag: c_int = 0;
+    // SAFETY: reads our attribute.
+    let rc = unsafe {
+        PMPI_Comm_get_attr(
+            comm,
+            kv,
+            &mut value as *mut *mut c_void as *mut c_void,
+            &mut flag,
+        )
+    };
+    if rc != 0 || flag == 0 || value.is_null() {
+        return None;
+    }
+    // SAFETY: a leaked Box<Channel>, alive until the delete callback; one
+    // thread uses a communicator's channel at a time.
+    Some(unsafe { &mut *(value as *mut Channel) })
+}
+
+/// The private duplicate of `comm`'s channel, if it has one.
+pub fn channel_dup(comm: MPI_Comm) -> Option<MPI_Comm> {
+    channel(comm).map(|ch| ch.dup)
+}
+/// The world rank of `source` in `ch` (-1 outside MPI_COMM_WORLD).
+pub(super) fn world_of(ch: &Channel, source: c_int) -> i32 {
+    ch.world.get(source as usize).copied().unwrap_or(-1)
+}

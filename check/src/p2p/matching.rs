@@ -1,0 +1,319 @@
+//! The receiving side: posted receives in posting order, matched to
+//! their messages' companions as they complete or are probed.
+
+use super::channels::{channel, quietly, Channel, Rec};
+use super::companions::proc_null;
+use super::verdict::{check_one, recv_companion};
+use crate::mpi;
+use crate::sys::*;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// A receive's key under its request, until it completes.
+pub(super) type Posted = Mutex<Vec<(u64, usize, u64)>>;
+
+pub(super) fn posted() -> &'static Posted {
+    static P: OnceLock<Posted> = OnceLock::new();
+    P.get_or_init(Default::default)
+}
+
+pub(super) static POSTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Queues a receive on `comm` (before the user's call): its id, or None
+/// when it is not checked.
+pub fn receiving(
+    call: &'static str,
+    comm: MPI_Comm,
+    source: c_int,
+    tag: c_int,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+) -> Option<(usize, u64)> {
+    let _s = crate::threads::enter();
+    if source == proc_null() {
+        return None;
+    }
+    let ch = channel(comm)?;
+    if ch.lost {
+        drop_arrived(ch);
+        return None;
+    }
+    let count = count.into();
+    ch.posted += 1;
+    ch.queue.push_back(Rec {
+        id: ch.posted,
+        call,
+        source,
+        tag,
+        count,
+        datatype: t,
+        freed: crate::sig::TYPES_FREED.load(Ordering::Acquire),
+        sig: crate::sig::sig_of(count, t),
+        got: None,
+        ready: true,
+        detached: false,
+        own_pattern: false,
+    });
+    Some((ch as *mut Channel as usize, ch.posted))
+}
+
+/// As `receiving`, for a call whose completion status MPI may leave
+/// unset (`MPI_Isendrecv`, `MPI_Isendrecv_replace`): its own (source,
+/// tag) stand for the status's. With a wildcard, which message it took
+/// cannot be known: the channel stops checking (no false report, no
+/// wait for a companion).
+pub fn receiving_unreported(
+    call: &'static str,
+    comm: MPI_Comm,
+    source: c_int,
+    tag: c_int,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+) -> Option<(usize, u64)> {
+    let _s = crate::threads::enter();
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    if source == any_source || tag == any_tag {
+        if let Some(ch) = channel(comm) {
+            ch.lost = true;
+            ch.queue.clear();
+        }
+        return None;
+    }
+    let key = receiving(call, comm, source, tag, count, t)?;
+    // SAFETY: the channel outlives its receives.
+    let ch = unsafe { &mut *(key.0 as *mut Channel) };
+    if let Some(r) = ch.queue.iter_mut().find(|r| r.id == key.1) {
+        r.own_pattern = true;
+    }
+    Some(key)
+}
+
+/// The user's receive call failed: it posted nothing.
+pub fn not_posted(key: Option<(usize, u64)>) {
+    let _s = crate::threads::enter();
+    if let Some((ch, id)) = key {
+        // SAFETY: the channel outlives its receives.
+        let ch = unsafe { &mut *(ch as *mut Channel) };
+        ch.queue.retain(|r| r.id != id);
+    }
+}
+
+/// A matched probe (`MPI_Mprobe`, `MPI_Improbe`) took a message from
+/// (source, tag) on `comm`: its place in that order is now, its receive's
+/// (count, datatype) comes with `MPI_Mrecv`/`MPI_Imrecv`.
+pub fn matched(comm: MPI_Comm, status: &MPI_Status, message: MPI_Message) {
+    let _s = crate::threads::enter();
+    if status.MPI_SOURCE == proc_null() {
+        return;
+    }
+    let Some(ch) = channel(comm) else { return };
+    ch.posted += 1;
+    ch.queue.push_back(Rec {
+        id: ch.posted,
+        call: "MPI_Mrecv",
+        source: status.MPI_SOURCE,
+        tag: status.MPI_TAG,
+        count: 0,
+        datatype: mpi::byte(),
+        freed: 0,
+        sig: crate::record::Sig::NONE,
+        got: Some((status.MPI_SOURCE, status.MPI_TAG)),
+        ready: false,
+        detached: false,
+        own_pattern: false,
+    });
+    let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
+    m.push((mpi::bits(message), ch as *mut Channel as usize, ch.posted));
+}
+
+pub(super) type Messages = Mutex<Vec<(u64, usize, u64)>>;
+
+pub(super) fn messages() -> &'static Messages {
+    static M: OnceLock<Messages> = OnceLock::new();
+    M.get_or_init(Default::default)
+}
+
+/// The receive of a matched message (`call`: MPI_Mrecv or MPI_Imrecv)
+/// with (count, datatype): its key, ready to be checked at completion.
+pub fn receiving_matched(
+    call: &'static str,
+    message: MPI_Message,
+    count: impl Into<i64>,
+    t: MPI_Datatype,
+) -> Option<(usize, u64)> {
+    let _s = crate::threads::enter();
+    let (ch, id) = {
+        let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
+        let i = m.iter().position(|(k, _, _)| *k == mpi::bits(message))?;
+        let (_, ch, id) = m.swap_remove(i);
+        (ch, id)
+    };
+    // SAFETY: the channel outlives its receives.
+    let chan = unsafe { &mut *(ch as *mut Channel) };
+    let r = chan.queue.iter_mut().find(|r| r.id == id)?;
+    let count = count.into();
+    r.call = call;
+    r.count = count;
+    r.datatype = t;
+    r.freed = crate::sig::TYPES_FREED.load(Ordering::Acquire);
+    r.sig = crate::sig::sig_of(count, t);
+    Some((ch, id))
+}
+
+/// Keeps a nonblocking receive's key under its request.
+pub fn attach(key: Option<(usize, u64)>, request: MPI_Request) {
+    let _s = crate::threads::enter();
+    if let Some((ch, id)) = key {
+        let mut p = posted().lock().unwrap_or_else(|e| e.into_inner());
+        p.push((mpi::bits(request), ch, id));
+        POSTED.store(p.len(), Ordering::Release);
+    }
+}
+
+/// A receive completed with `status`: it is checked now, or as soon as
+/// no earlier receive can take a message of its (source, tag).
+pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_int> {
+    let _s = crate::threads::enter();
+    let Some((ch, id)) = key else { return Ok(()) };
+    // SAFETY: the channel outlives its receives.
+    let ch = unsafe { &mut *(ch as *mut Channel) };
+    let mut cancelled = 0;
+    // SAFETY: a status MPI wrote.
+    unsafe { PMPI_Test_cancelled(status, &mut cancelled) };
+    if ch.lost {
+        ch.queue.clear();
+        drop_arrived(ch);
+        return Ok(());
+    }
+    if cancelled != 0 || status.MPI_SOURCE == proc_null() {
+        ch.queue.retain(|r| r.id != id);
+    } else if let Some(r) = ch.queue.iter_mut().find(|r| r.id == id) {
+        r.got = Some(if r.own_pattern {
+            (r.source, r.tag)
+        } else {
+            (status.MPI_SOURCE, status.MPI_TAG)
+        });
+        r.ready = true;
+    }
+    drain(ch)
+}
+
+/// A receive failed with a truncation (MPI_ERR_TRUNCATE): MPI matched
+/// its message, whose source and tag `status` gives; it is checked as a
+/// completed receive, its report printed and not raised (the MPI's error
+/// is handed to the user's handler after it).
+pub fn truncated(key: Option<(usize, u64)>, status: &MPI_Status) {
+    let _s = crate::threads::enter();
+    quietly(|| {
+        let _ = received(key, status);
+    });
+}
+
+pub(super) fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    (r.source == any_source || r.source == source) && (r.tag == any_tag || r.tag == tag)
+}
+
+/// Checks every completed receive whose companion is next in its
+/// (source, tag) order, in posting order.
+pub(super) fn drain(ch: &mut Channel) -> Result<(), c_int> {
+    settle_detached(ch);
+    let mut result = Ok(());
+    let mut i = 0;
+    while i < ch.queue.len() {
+        let Some((s, t)) = ch.queue[i].got else {
+            i += 1;
+            continue;
+        };
+        let blocked = !ch.queue[i].ready
+            || ch.queue.iter().take(i).any(|e| match e.got {
+                None => matches(e, s, t),
+                Some(g) => g == (s, t),
+            });
+        if blocked {
+            i += 1;
+            continue;
+        }
+        let Some(r) = ch.queue.remove(i) else { break };
+        if r.detached {
+            let _ = recv_companion(ch, s, t);
+            continue;
+        }
+        if let Err(rc) = check_one(ch, &r, s, t) {
+            result = result.and(Err(rc));
+        }
+    }
+    result
+}
+
+/// A receive freed while active (its pattern without wildcards) was
+/// matched once a later-posted receive completed with a message of that
+/// (source, tag): MPI gives a message to the earliest pending receive
+/// that matches it, so the freed one was no longer pending. Its place in
+/// the order is then known: (source, tag).
+pub(super) fn settle_detached(ch: &mut Channel) {
+    // The common case, no freed receive: nothing to settle (and no
+    // allocation on each completion).
+    if !ch.queue.iter().any(|r| r.detached) {
+        return;
+    }
+    let done: Vec<(usize, (c_int, c_int))> = ch
+        .queue
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.ready && !r.detached)
+        .filter_map(|(i, r)| r.got.map(|g| (i, g)))
+        .collect();
+    for (i, (s, t)) in done {
+        for e in ch.queue.iter_mut().take(i) {
+            if e.detached && e.got.is_none() && e.source == s && e.tag == t {
+                e.got = Some((s, t));
+            }
+        }
+    }
+}
+
+/// A channel that no longer checks still gets companions: those that have
+/// arrived are taken and dropped (at its receives and at its free), so
+/// that they neither pile up nor stay unmatched at `MPI_Finalize` (where
+/// some transports warn about them). Best effort: one still in flight at
+/// the free stays behind.
+pub(super) fn drop_arrived(ch: &Channel) {
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    loop {
+        let mut flag = 0;
+        // SAFETY: MPI_Status is plain data.
+        let mut st: MPI_Status = unsafe { std::mem::zeroed() };
+        // SAFETY: probes the checker's own duplicate.
+        let rc = unsafe { PMPI_Iprobe(any_source, any_tag, ch.dup, &mut flag, &mut st) };
+        if rc != 0 || flag == 0 {
+            return;
+        }
+        let _ = recv_companion(ch, st.MPI_SOURCE, st.MPI_TAG);
+    }
+}
+
+/// An active receive was freed (`MPI_Request_free`): MPI still completes
+/// it, unseen. Without wildcards it keeps its place (`settle_detached`);
+/// with one, the channel stops checking (no false report, no wait).
+pub(super) fn receive_freed(key: (usize, u64)) {
+    let (ch, id) = key;
+    // SAFETY: the channel outlives its receives.
+    let ch = unsafe { &mut *(ch as *mut Channel) };
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    let Some(r) = ch.queue.iter_mut().find(|r| r.id == id) else {
+        return;
+    };
+    if r.source == any_source || r.tag == any_tag || !r.ready {
+        ch.lost = true;
+        ch.queue.clear();
+        drop_arrived(ch);
+        return;
+    }
+    r.detached = true;
+}
