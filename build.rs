@@ -11,13 +11,14 @@ fn main() {
     let mpicc = env::var("MPICC").unwrap_or_else(|_| "mpicc".to_string());
 
     // Fail early with a message a person can act on.
-    let found = Command::new(&mpicc).arg("-show").output();
-    if !found.is_ok_and(|out| out.status.success()) {
-        panic!(
+    let show = match Command::new(&mpicc).arg("-show").output() {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        _ => panic!(
             "mpix-marshal needs an MPI compiler wrapper: '{mpicc}' was not found or failed. \
              Install MPICH (apt-get install mpich libmpich-dev) or set MPICC."
-        );
-    }
+        ),
+    };
+    pass_on_rpath(&show);
 
     // The shared library's soname carries the major version
     // (libmpix_marshal.so.0), so that an installation can keep
@@ -29,7 +30,7 @@ fn main() {
     // The abi build has no mpi-sys to link the MPI library: the wrapper's
     // own link flags (-L, -l, -Wl,-rpath) say what to link.
     if env::var_os("CARGO_FEATURE_ABI").is_some() {
-        link_like_the_wrapper(&mpicc);
+        link_like_the_wrapper(&show);
     }
 
     cc::Build::new()
@@ -61,12 +62,7 @@ fn soname_link(major: &str) {
 
 /// Passes the MPI wrapper's link flags (`$MPICC -show`) on to rustc: its
 /// library directories and libraries (for `mpicc_abi`, `-lmpi_abi`).
-fn link_like_the_wrapper(mpicc: &str) {
-    let out = Command::new(mpicc)
-        .arg("-show")
-        .output()
-        .expect("the MPI wrapper ran above");
-    let show = String::from_utf8_lossy(&out.stdout);
+fn link_like_the_wrapper(show: &str) {
     for word in show.split_whitespace() {
         if let Some(dir) = word.strip_prefix("-L") {
             println!("cargo:rustc-link-search=native={dir}");
@@ -74,4 +70,31 @@ fn link_like_the_wrapper(mpicc: &str) {
             println!("cargo:rustc-link-lib={lib}");
         }
     }
+}
+
+/// Rust programs find the MPI library where the wrapper has C programs
+/// find it: the `-Wl,-rpath` directories of `$MPICC -show` (the MPI 5
+/// wheels' wrappers name their own `lib/`; Debian's name none) go into
+/// this package's tests and benchmarks, and, as the `rpath`
+/// metadata of `links = "mpix_marshal"`, to the build scripts of the
+/// command and the checker (`DEP_MPIX_MARSHAL_RPATH`). A run-time search path (RUNPATH), as the
+/// wrappers make: `LD_LIBRARY_PATH` still chooses another MPI.
+fn pass_on_rpath(show: &str) {
+    let words: Vec<&str> = show.split_whitespace().collect();
+    let mut dirs = vec![];
+    for (i, w) in words.iter().enumerate() {
+        if let Some(dir) = w.strip_prefix("-Wl,-rpath,") {
+            dirs.push(dir.to_string());
+        } else if *w == "-Wl,-rpath" {
+            if let Some(dir) = words.get(i + 1).and_then(|n| n.strip_prefix("-Wl,")) {
+                dirs.push(dir.to_string());
+            }
+        }
+    }
+    for dir in &dirs {
+        for kind in ["tests", "benches"] {
+            println!("cargo:rustc-link-arg-{kind}=-Wl,--enable-new-dtags,-rpath,{dir}");
+        }
+    }
+    println!("cargo:rpath={}", dirs.join(":"));
 }

@@ -33,6 +33,7 @@ fn main() {
         .flag_if_supported("-Werror")
         .compile("mpix_check_shim");
     println!("cargo:rustc-link-lib=dl");
+    find_mpi_like_the_wrapper();
     let persistent = declares(&mpicc, "persistent", PERSISTENT);
     if persistent {
         println!("cargo:rustc-cfg=mpi_persistent_collectives");
@@ -49,6 +50,19 @@ fn main() {
             large_count,
         },
     );
+}
+
+/// The preloaded library finds the MPI library where the MPI's compiler
+/// wrapper has C programs find it (its `-Wl,-rpath`, passed on by the
+/// library's build script as `DEP_MPIX_MARSHAL_RPATH`; none for an MPI
+/// on the system's path): preloaded into `mpiexec` too, it must load
+/// there, where nothing else names that directory. A run-time path
+/// (RUNPATH): `LD_LIBRARY_PATH` still chooses another MPI.
+fn find_mpi_like_the_wrapper() {
+    let dirs = env::var("DEP_MPIX_MARSHAL_RPATH").unwrap_or_default();
+    for dir in dirs.split(':').filter(|d| !d.is_empty()) {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--enable-new-dtags,-rpath,{dir}");
+    }
 }
 
 /// What the MPI has of MPI 4 (from the probes).

@@ -152,18 +152,23 @@ run_demo plain ./demo_plain
     "$lib/libmpix_marshal.a" -lpthread -ldl -lm
 run_demo static ./demo_static
 
-# The installed command reads the archive the demo wrote.
-grep -q "valid external stream" <<<"$("$prefix/bin/mpix-marshal" check particles.mxdt)" || fail "mpix-marshal check"
-grep -q 'root: MPI_COMBINER_INDEXED "selected particles"' <<<"$("$prefix/bin/mpix-marshal" dump particles.mxdt)" \
-    || fail "mpix-marshal dump"
+# The installed command reads the archive the demo wrote. Without
+# LD_LIBRARY_PATH (which mpi-env.sh sets for cargo's test binaries): an
+# installed program finds its MPI as the MPI's wrapper has C programs find
+# it (the wheels' lib/ by RUNPATH), as it must on a user's machine.
+installed() { env -u LD_LIBRARY_PATH "$@"; }
+grep -q "valid external stream" <<<"$(installed "$prefix/bin/mpix-marshal" check particles.mxdt)" \
+    || fail "mpix-marshal check"
+grep -q 'root: MPI_COMBINER_INDEXED "selected particles"' \
+    <<<"$(installed "$prefix/bin/mpix-marshal" dump particles.mxdt)" || fail "mpix-marshal dump"
 echo "install-test: the installed mpix-marshal reads the demo's archive: ok"
 
 # The installed launcher.
 if [ -n "$checker" ]; then
     # The installed launcher preloads the installed checker: the demo is a
     # correct program (no report), and a root mismatch is reported.
-    out=$("$prefix/bin/mpix-check" --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./demo_plain \
-        read particles.mxdt 2>&1 </dev/null) || fail "the demo under mpix-check: $out"
+    out=$(installed "$prefix/bin/mpix-check" --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 \
+        ./demo_plain read particles.mxdt 2>&1 </dev/null) || fail "the demo under mpix-check: $out"
     ! grep -q "mpix-check:" <<<"$out" || fail "a report on the demo under mpix-check: $out"
     "$MPICC" -std=c99 -o errors "$repo/check/tests/c/errors.c"
     out=$("$prefix/bin/mpix-check" --warn --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./errors root \

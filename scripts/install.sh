@@ -23,6 +23,9 @@
 # The library is built against one MPI, the one $MPICC wraps (default
 # mpicc.mpich when it exists, else mpicc). For Open MPI:
 #   MPICC=mpicc.openmpi CARGO_TARGET_DIR=target/openmpi scripts/install.sh --prefix /opt/mpix-marshal/openmpi
+# For the MPI-5 standard ABI (one build for every MPI that implements it),
+# name the ABI's wrapper; the abi features are then selected:
+#   MPICC=mpicc_abi CARGO_TARGET_DIR=target/abi scripts/install.sh --prefix /opt/mpix-marshal/abi
 # Keep one prefix per MPI: the file names are the same for both.
 #
 # The installed header stops the compilation of a program against another
@@ -80,8 +83,14 @@ echo "install.sh:   the Fortran bindings (lib/libmpix_marshal_f.{so,a}, include/
 echo "install.sh:   and the Python package (lib/python*/site-packages/mpix_marshal, share/mpix-marshal/python/*.whl)"
 if [ "$build" -eq 1 ]; then
     echo "install.sh: building the library, the mpix-marshal command and the checker (cargo build --release, into $target)..."
-    # MPIX_CARGO_FLAGS: the abi build's (scripts/mpi-env.sh abi).
-    cargo build --release ${MPIX_CARGO_FLAGS:-}
+    # The abi build selects its bindings by feature (scripts/mpi-env.sh abi
+    # sets the same flags as MPIX_CARGO_FLAGS).
+    flags=${MPIX_CARGO_FLAGS:-}
+    if [ "$mpi" = abi ] && [ -z "$flags" ]; then
+        flags="-p mpix-marshal -p mpix-marshal-cli -p mpix-check --no-default-features --features abi"
+    fi
+    # shellcheck disable=SC2086 # flags are words
+    cargo build --release $flags
 fi
 rel=$target/release
 for f in "$rel/libmpix_marshal.so" "$rel/libmpix_marshal.a" "$rel/mpix-marshal"; do
