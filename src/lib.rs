@@ -41,7 +41,10 @@ pub use api::{
     signature_prefix_hash, signature_prefix_summary, stream_checksum, stream_signature_hash,
     type_reference, type_tree, unmarshal, write, ReceivedType, Representation, TYPE_REFERENCE_SIZE,
 };
-pub use compare::{compare, signature_difference, Comparison, Level, SignatureDifference};
+pub use compare::{
+    compare, overlapping_entries, signature_difference, Comparison, Level, Overlap, OverlapEntry,
+    SignatureDifference,
+};
 pub use error::{Error, Result};
 pub use exchange::Counters as ExchangeCounters;
 pub use format::codes::{Combiner, Distribution, Order, Predefined};

@@ -17,7 +17,10 @@
 //! (`typemap`), and expanded only when the structures differ.
 
 mod locate;
+mod overlap;
 mod typemap;
+
+pub use overlap::{Entry as OverlapEntry, Overlap};
 
 use crate::error::{Error, Result};
 use crate::format::codes::Predefined;
@@ -136,6 +139,15 @@ pub struct SignatureDifference {
     pub first_path: String,
     /// Where it sits in the second type's tree.
     pub second_path: String,
+}
+
+/// Two entries of the typemap of `t` that share a byte, or None. Receiving
+/// into such a type is erroneous (MPI-4.1 §5.1). Decided on the
+/// constructor tree's structure, not the expanded typemap; where that
+/// would take more than a bounded amount of work the answer is None, so
+/// a `Some` is always an overlap that exists.
+pub fn overlapping_entries(t: Datatype) -> Result<Option<Overlap>> {
+    overlap::find(t, &type_tree(t)?)
 }
 
 /// The first difference between the type signatures of `a` and `b`, or

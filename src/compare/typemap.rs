@@ -26,7 +26,7 @@ use crate::signature::{basic_types, BasicType};
 
 /// The typemap of a type, structurally. Offsets and strides are in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Layout {
+pub(super) enum Layout {
     Empty,
     Basic(BasicType),
     /// `count` ≥ 2 copies of the body, copy i at i × stride.
@@ -120,7 +120,7 @@ fn markers(node: &Node) -> Result<(bool, bool)> {
 
 /// The layout of `t`, whose tree is `node`; the extents of inner levels
 /// come from MPI, through the handles get_contents returns.
-fn layout(t: Datatype, node: &Node, depth: usize) -> Result<Layout> {
+pub(super) fn layout(t: Datatype, node: &Node, depth: usize) -> Result<Layout> {
     if depth > crate::format::tree::MAX_DEPTH {
         return Err(Error::unsupported("the type is nested too deeply"));
     }
@@ -484,11 +484,11 @@ fn push(out: &mut Vec<(i128, Layout)>, o: i128, x: Layout) {
 
 /// `n` elements of one basic type, element j at `disp + j × step`.
 #[derive(Clone, Copy)]
-struct Run {
-    b: BasicType,
-    disp: i128,
-    n: u128,
-    step: i128,
+pub(super) struct Run {
+    pub(super) b: BasicType,
+    pub(super) disp: i128,
+    pub(super) n: u128,
+    pub(super) step: i128,
 }
 
 enum Frame<'a> {
@@ -507,13 +507,13 @@ enum Frame<'a> {
 }
 
 /// The runs of a layout in typemap order, with an explicit stack.
-struct Runs<'a> {
+pub(super) struct Runs<'a> {
     stack: Vec<Frame<'a>>,
     root: Option<(&'a Layout, i128)>,
 }
 
 impl<'a> Runs<'a> {
-    fn new(l: &'a Layout) -> Runs<'a> {
+    pub(super) fn new(l: &'a Layout) -> Runs<'a> {
         Runs {
             stack: Vec::new(),
             root: Some((l, 0)),
