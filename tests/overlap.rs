@@ -75,7 +75,7 @@ fn the_corpus_agrees_with_mpi() {
         if partial.iter().any(|p| tree.contains(p.as_str())) {
             continue;
         }
-        let ours = overlapping_entries(c.datatype).unwrap();
+        let ours = overlapping_entries(1, c.datatype).unwrap();
         let Some(theirs) = unpack_overlaps(c.datatype) else {
             continue;
         };
@@ -122,7 +122,7 @@ fn each_constructor_overlap_is_named() {
     ];
     for (what, t, byte, [i, j]) in cases {
         assert_eq!(unpack_overlaps(t), Some(true), "{what}: MPI sees none");
-        let o = overlapping_entries(t)
+        let o = overlapping_entries(1, t)
             .unwrap()
             .unwrap_or_else(|| panic!("{what}: none found"));
         assert_eq!(o.byte, byte, "{what}");
@@ -130,7 +130,7 @@ fn each_constructor_overlap_is_named() {
         assert_eq!([a.index, b.index], [i, j], "{what}: {a:?} {b:?}");
         assert!(a.path.starts_with("root"), "{what}: {}", a.path);
     }
-    let o = overlapping_entries(structure(&[1, 1], &[0, 4], &[dbl, int]))
+    let o = overlapping_entries(1, structure(&[1, 1], &[0, 4], &[dbl, int]))
         .unwrap()
         .unwrap();
     let [a, b] = o.entries.unwrap();
@@ -149,17 +149,35 @@ fn interleaved_and_huge_types_are_not_reported() {
     let every_other = resized(vector(2, 1, 2, int), 0, 4);
     let interleaved = contiguous(2, every_other);
     assert_eq!(unpack_overlaps(interleaved), Some(false));
-    assert_eq!(overlapping_entries(interleaved).unwrap(), None);
+    assert_eq!(overlapping_entries(1, interleaved).unwrap(), None);
     // Three copies: the third lands on the first's second int.
     let three = contiguous(3, every_other);
     assert_eq!(unpack_overlaps(three), Some(true));
-    assert_eq!(overlapping_entries(three).unwrap().unwrap().byte, 8);
+    assert_eq!(overlapping_entries(1, three).unwrap().unwrap().byte, 8);
     // 2^40 ints: decided on the structure.
     let huge = contiguous(1 << 20, contiguous(1 << 20, int));
-    assert_eq!(overlapping_entries(huge).unwrap(), None);
+    assert_eq!(overlapping_entries(1, huge).unwrap(), None);
     let huge_overlap = hvector(1 << 20, 1 << 20, 4, int);
-    let o = overlapping_entries(huge_overlap).unwrap().unwrap();
+    let o = overlapping_entries(1, huge_overlap).unwrap().unwrap();
     assert_eq!(o.byte, 4);
     let [a, b] = o.entries.unwrap();
     assert_eq!([a.index, b.index], [1, 1 << 20]);
+}
+
+/// A count of copies overlaps where one copy does not: a type resized
+/// below its data.
+#[test]
+fn copies_of_a_buffer_overlap_when_the_extent_is_short() {
+    init();
+    let int = named("MPI_INT");
+    let two = resized(contiguous(2, int), 0, 4);
+    assert_eq!(overlapping_entries(1, two).unwrap(), None);
+    let o = overlapping_entries(3, two).unwrap().unwrap();
+    assert_eq!(o.byte, 4);
+    let [a, b] = o.entries.unwrap();
+    assert_eq!((a.index, a.copy, b.index, b.copy), (1, 0, 2, 1));
+    assert!(b.path.ends_with("MPI_INT"), "{}", b.path);
+    assert_eq!(overlapping_entries(0, two).unwrap(), None);
+    // Contiguous copies of a dense type never overlap, however many.
+    assert_eq!(overlapping_entries(1 << 40, int).unwrap(), None);
 }

@@ -141,13 +141,14 @@ pub struct SignatureDifference {
     pub second_path: String,
 }
 
-/// Two entries of the typemap of `t` that share a byte, or None. Receiving
-/// into such a type is erroneous (MPI-4.1 §5.1). Decided on the
-/// constructor tree's structure, not the expanded typemap; where that
-/// would take more than a bounded amount of work the answer is None, so
-/// a `Some` is always an overlap that exists.
-pub fn overlapping_entries(t: Datatype) -> Result<Option<Overlap>> {
-    overlap::find(t, &type_tree(t)?)
+/// Two entries of the typemap of `count` copies of `t` (a buffer of
+/// (count, datatype)) that share a byte, or None. Receiving into such a
+/// buffer is erroneous (MPI-4.1 §5.1). Decided on the constructor tree's
+/// structure, not the expanded typemap; where that would take more than a
+/// bounded amount of work the answer is None, so a `Some` is always an
+/// overlap that exists.
+pub fn overlapping_entries(count: u64, t: Datatype) -> Result<Option<Overlap>> {
+    overlap::find(count, t, &type_tree(t)?)
 }
 
 /// The first difference between the type signatures of `a` and `b`, or

@@ -20,12 +20,12 @@
 //! name them by their element index and tree path.
 
 use super::locate;
-use super::typemap::{layout, Layout, Runs};
+use super::typemap::{self, layout, Layout, Runs};
 use crate::error::{Error, Result};
 use crate::format::codes::UNDEFINED;
 use crate::format::tree::Node;
 use crate::mpi::{self, f90, Datatype};
-use crate::signature::BasicType;
+use crate::signature::{signature_count, BasicType};
 use std::collections::HashMap;
 use std::ffi::c_int;
 
@@ -38,50 +38,51 @@ const BUDGET: u128 = 1 << 20;
 /// The most typemap runs walked to name the two entries.
 const RUNS: u64 = 1 << 24;
 
-/// Two entries of a type's typemap that share a byte.
+/// Two entries of the typemap of `count` copies of a type that share a byte.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Overlap {
-    /// The byte (from the type's origin) both entries hold.
+    /// The byte (from the buffer's start) both entries hold.
     pub byte: i128,
-    /// Each entry: its index in the typemap, where it comes from in the
-    /// constructor tree (as `compare` names elements), its basic type and
-    /// its displacement. None when the typemap is too long to walk to it.
+    /// The two entries, in typemap order; None when the typemap is too
+    /// long to walk to them.
     pub entries: Option<[Entry; 2]>,
 }
 
-/// One entry of a typemap.
+/// One entry of the typemap of `count` copies of a type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// Its index in the typemap of all the copies.
     pub index: u128,
+    /// The copy it is in, and where in that copy's constructor tree it
+    /// comes from (as `compare` names elements: `root MPI_COMBINER_… >`).
+    pub copy: u128,
     pub path: String,
+    /// Its basic type (`MPI_INT`) and displacement in bytes.
     pub basic: String,
     pub displacement: i128,
 }
 
-/// The first overlap found in the typemap of `t` (whose tree is `tree`),
-/// or None: none, or none decidable within the bounds above.
-pub(super) fn find(t: Datatype, tree: &Node) -> Result<Option<Overlap>> {
-    let l = layout(t, tree, 0)?;
+/// The first overlap found in `count` copies of `t` (whose tree is
+/// `tree`), or None: none, or none decidable within the bounds above.
+pub(super) fn find(count: u64, t: Datatype, tree: &Node) -> Result<Option<Overlap>> {
+    let extent = mpi::geometry(t)?.extent as i128;
+    let l = typemap::repeat(layout(t, tree, 0)?, count as u128, extent);
     let mut sizes = Sizes::default();
     let Some(byte) = overlap(&l, &mut sizes)? else {
         return Ok(None);
     };
-    let entries = holding(&l, byte, &mut sizes)?;
-    let entries = match entries {
-        Some([(i, b, d), (j, c, e)]) => Some([
-            Entry {
-                index: i,
-                path: locate::path(tree, i)?,
-                basic: b.describe(),
-                displacement: d,
-            },
-            Entry {
-                index: j,
-                path: locate::path(tree, j)?,
-                basic: c.describe(),
-                displacement: e,
-            },
-        ]),
+    let per = signature_count(tree)?.max(1);
+    let entry = |(index, b, displacement): Held| -> Result<Entry> {
+        Ok(Entry {
+            index,
+            copy: index / per,
+            path: locate::path(tree, index % per)?,
+            basic: b.describe(),
+            displacement,
+        })
+    };
+    let entries = match holding(&l, byte, &mut sizes)? {
+        Some([a, b]) => Some([entry(a)?, entry(b)?]),
         None => None,
     };
     Ok(Some(Overlap { byte, entries }))
@@ -153,7 +154,7 @@ fn walk(l: &Layout, sizes: &mut Sizes) -> Result<Found> {
         }
         Layout::Repeat(body, count, stride) => match walk(body, sizes)? {
             Found::At(x) => Ok(Found::At(x)),
-            Found::Foot(f) => Ok(repeat(&f, *count, *stride)),
+            Found::Foot(f) => Ok(copies(&f, *count, *stride)),
         },
         Layout::Seq(items) => {
             let mut feet = Vec::with_capacity(items.len());
@@ -169,7 +170,7 @@ fn walk(l: &Layout, sizes: &mut Sizes) -> Result<Found> {
 }
 
 /// `count` copies of a part with footprint `f`, copy k at k × `stride`.
-fn repeat(f: &Foot, count: u128, stride: i128) -> Found {
+fn copies(f: &Foot, count: u128, stride: i128) -> Found {
     if f.is_empty() || count < 2 {
         return Found::Foot(f.clone());
     }
@@ -384,13 +385,13 @@ mod tests {
     #[test]
     fn dense_copies_overlap_when_the_stride_is_short() {
         let int = foot(&[(0, 4)]);
-        assert_eq!(at(repeat(&int, 10, 4)), None);
-        assert_eq!(at(repeat(&int, 10, 3)), Some(3));
-        assert_eq!(at(repeat(&int, 10, -2)), Some(0));
-        assert_eq!(at(repeat(&int, 2, 0)), Some(0));
-        assert_eq!(at(repeat(&int, 1, 0)), None);
+        assert_eq!(at(copies(&int, 10, 4)), None);
+        assert_eq!(at(copies(&int, 10, 3)), Some(3));
+        assert_eq!(at(copies(&int, 10, -2)), Some(0));
+        assert_eq!(at(copies(&int, 2, 0)), Some(0));
+        assert_eq!(at(copies(&int, 1, 0)), None);
         // Contiguous copies of a dense part stay one range.
-        let Found::Foot(f) = repeat(&int, 10, 4) else {
+        let Found::Foot(f) = copies(&int, 10, 4) else {
             panic!()
         };
         assert_eq!(f.ranges, Some(vec![(0, 40)]));
@@ -400,9 +401,9 @@ mod tests {
     fn copies_with_holes_may_interleave() {
         // Two ints 8 apart: copies at 4 fill the holes; at 8 they meet.
         let pair = foot(&[(0, 4), (8, 12)]);
-        assert_eq!(at(repeat(&pair, 2, 4)), None);
-        assert_eq!(at(repeat(&pair, 3, 4)), Some(8));
-        assert_eq!(at(repeat(&pair, 2, 8)), Some(8));
+        assert_eq!(at(copies(&pair, 2, 4)), None);
+        assert_eq!(at(copies(&pair, 3, 4)), Some(8));
+        assert_eq!(at(copies(&pair, 2, 8)), Some(8));
     }
 
     #[test]

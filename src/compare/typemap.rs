@@ -399,7 +399,7 @@ fn shift(offset: i128, x: Layout) -> Layout {
 }
 
 /// `k` copies of `x` at `stride`, normalized.
-fn repeat(x: Layout, k: u128, stride: i128) -> Layout {
+pub(super) fn repeat(x: Layout, k: u128, stride: i128) -> Layout {
     match (x, k) {
         (_, 0) | (Layout::Empty, _) => Layout::Empty,
         (x, 1) => x,
