@@ -75,10 +75,10 @@ fn link_like_the_wrapper(show: &str) {
 /// Rust programs find the MPI library where the wrapper has C programs
 /// find it: the `-Wl,-rpath` directories of `$MPICC -show` (the MPI 5
 /// wheels' wrappers name their own `lib/`; Debian's name none) go into
-/// this package's tests and benchmarks, and, as the `rpath`
-/// metadata of `links = "mpix_marshal"`, to the build scripts of the
-/// command and the checker (`DEP_MPIX_MARSHAL_RPATH`). A run-time search path (RUNPATH), as the
-/// wrappers make: `LD_LIBRARY_PATH` still chooses another MPI.
+/// this package's tests and benchmarks, and, as the `rpath` metadata of
+/// `links = "mpix_marshal"`, to the build scripts of the command and the
+/// checker (`DEP_MPIX_MARSHAL_RPATH`). A run-time search path (RUNPATH),
+/// as the wrappers make: `LD_LIBRARY_PATH` still chooses another MPI.
 fn pass_on_rpath(show: &str) {
     let words: Vec<&str> = show.split_whitespace().collect();
     let mut dirs = vec![];
