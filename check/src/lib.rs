@@ -18,7 +18,8 @@
 //!    and hand-written bodies.
 //! 2. The checks: `check` (collective calls), `p2p` (point to point:
 //!    channels, companions, receive matching, persistent requests,
-//!    completion; `p2p::lost`: lost messages at `MPI_Finalize`).
+//!    completion; `p2p::lost`: lost messages at `MPI_Finalize`),
+//!    `datatypes` (misuse of a datatype argument itself).
 //! 3. The waits: `polled` (blocking calls posted nonblocking and polled),
 //!    `watchdog` (a wait past the timeout asks and reports).
 //! 4. `hang` (where a thread waits; the wait-for graph and its report),
@@ -52,6 +53,7 @@ pub(crate) mod sys {
 }
 
 pub mod check;
+pub mod datatypes;
 pub mod digest;
 mod entry;
 pub mod hang;

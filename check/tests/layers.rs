@@ -21,6 +21,7 @@ const LAYERS: &[(usize, &[&str])] = &[
         1,
         &[
             "check",
+            "datatypes",
             "p2p",
             "p2p::channels",
             "p2p::companions",

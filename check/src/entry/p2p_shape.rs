@@ -1,11 +1,14 @@
 //! What the table's point-to-point shapes (`calls.txt`: send, recv,
 //! sendrecv, sendrecv_replace, mrecv) do around a call: each send posts
 //! its companion, each receive queues its check, around the unchanged
-//! `PMPI_` call (see `crate::p2p`). With the checks off, or on a
-//! communicator without a channel, each is its `PMPI_` call and nothing
-//! else. At `MPI_THREAD_MULTIPLE` the companion (or queued receive) and
-//! the message are posted under the one lock (`crate::threads`).
+//! `PMPI_` call (see `crate::p2p`). With the point-to-point checks off,
+//! or on a communicator without a channel, each is its `PMPI_` call and
+//! nothing else, but for the check of a receive's own buffer type
+//! (`crate::datatypes`), made first. At `MPI_THREAD_MULTIPLE` the
+//! companion (or queued receive) and the message are posted under the one
+//! lock (`crate::threads`).
 
+use crate::datatypes;
 use crate::hang::{self, Kind};
 use crate::mpi::errhandler;
 use crate::p2p::{
@@ -83,6 +86,12 @@ pub(crate) fn send_request(
         p2p::persistent_made(false, m.comm, m.peer, m.tag, m.count, m.datatype, r);
     }
     rc
+}
+
+/// The receive buffer's own check, before anything is posted: Err(the
+/// code the user's error handler got) when its type's entries overlap.
+fn buffer_checked(name: &'static str, m: &Msg) -> Result<(), c_int> {
+    datatypes::receive_buffer(name, m.comm, m.count, m.datatype)
 }
 
 /// The user's status, or ours where the user ignores it.
@@ -171,6 +180,9 @@ pub(crate) fn recv(
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
     ipmpi: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
+    if let Err(rc) = buffer_checked(name, &m) {
+        return rc;
+    }
     let _s = threads::enter();
     let key = receiving(name, m.comm, m.peer, m.tag, m.count, m.datatype);
     checked_receive(key, status, |st| {
@@ -191,6 +203,9 @@ pub(crate) fn irecv(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if let Err(rc) = buffer_checked(name, &m) {
+        return rc;
+    }
     let _s = threads::enter();
     let key = receiving(name, m.comm, m.peer, m.tag, m.count, m.datatype);
     let rc = pmpi();
@@ -224,6 +239,9 @@ pub(crate) fn recv_init(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if let Err(rc) = buffer_checked(name, &m) {
+        return rc;
+    }
     let rc = pmpi();
     if rc == 0 {
         // SAFETY: MPI wrote the request.
@@ -288,6 +306,9 @@ fn pair(
     polled: impl FnOnce(*mut MPI_Status) -> Option<c_int>,
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
 ) -> c_int {
+    if let Err(rc) = buffer_checked(name, r) {
+        return rc;
+    }
     let _s = threads::enter();
     let _ = sent(s.comm, s.peer, s.tag, s.count, s.datatype);
     let key = receiving(name, r.comm, r.peer, r.tag, r.count, r.datatype);
@@ -323,6 +344,9 @@ pub(crate) fn isendrecv(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if let Err(rc) = buffer_checked(name, &r) {
+        return rc;
+    }
     let send = sent(s.comm, s.peer, s.tag, s.count, s.datatype);
     let key = p2p::receiving_unreported(name, r.comm, r.peer, r.tag, r.count, r.datatype);
     let rc = pmpi();

@@ -661,6 +661,27 @@ pub fn p2p_error_code() -> c_int {
     )
 }
 
+/// The checker's error code for the misuse of a datatype (a receive into
+/// overlapping entries): a class of its own, as above.
+pub fn datatype_error_code() -> c_int {
+    static CODE: AtomicI32 = AtomicI32::new(0);
+    error_code_in(
+        &CODE,
+        c"mpix-check: erroneous use of a datatype (see the mpix-check report on stderr)",
+    )
+}
+
+/// This process's rank in `comm` and the size of its (local) group.
+pub fn rank_size(comm: MPI_Comm) -> (usize, usize) {
+    let (mut rank, mut size) = (0, 0);
+    // SAFETY: local queries of the user's communicator.
+    unsafe {
+        PMPI_Comm_rank(comm, &mut rank);
+        PMPI_Comm_size(comm, &mut size);
+    }
+    (rank.max(0) as usize, size.max(0) as usize)
+}
+
 /// The code kept in `slot`, made (class, code and `text`) at first use;
 /// MPI_ERR_OTHER when MPI cannot add one.
 fn error_code_in(slot: &AtomicI32, text: &std::ffi::CStr) -> c_int {
