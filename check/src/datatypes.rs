@@ -14,13 +14,12 @@
 
 use crate::mpi;
 use crate::report::{self, Mode, Report};
-use crate::sig::{count_path, describe, TYPES_FREED};
+use crate::sig::{count_path, describe, frees};
 use crate::site;
 use crate::sys::*;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::ffi::c_int;
-use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 /// How many (type, count) pairs found clean each thread remembers.
@@ -49,19 +48,24 @@ pub fn receive_buffer(
     if mpix_marshal::predefined_code(t).is_some() {
         return Ok(()); // a predefined type's entries never overlap
     }
-    let (key, epoch) = (mpi::bits(t), TYPES_FREED.load(Ordering::Acquire));
-    if is_clean(key, count, epoch) {
+    let (key, before) = (mpi::bits(t), frees());
+    if is_clean(key, count, before.0) {
         return Ok(());
     }
-    let found = match mpix_marshal::overlapping_entries(count as u64, t) {
+    // As one of the checker's own calls: the frees of the handles
+    // MPI_Type_get_contents gives the library on the way are counted as
+    // this thread's own.
+    let found = crate::internal::within(|| mpix_marshal::overlapping_entries(count as u64, t));
+    let found = match found {
         Ok(Some(o)) => o,
         // No overlap, or a type the library cannot read (MPI's own check
         // of the call follows).
         Ok(None) | Err(_) => {
-            remember_clean(key, count, epoch);
+            remember_clean(key, count, epoch_after(before));
             return Ok(());
         }
     };
+    let epoch = before.0;
     if !first_report(key, epoch) {
         return Ok(());
     }
@@ -70,6 +74,18 @@ pub fn receive_buffer(
         return Ok(());
     }
     Err(mpi::raise_code(comm, None, mpi::datatype_error_code()))
+}
+
+/// The `TYPES_FREED` count a verdict made since `before` holds for: the
+/// count now when every free since was this thread's own (references the
+/// library dropped, no type of the program's), else the one before.
+fn epoch_after(before: (u64, u64)) -> u64 {
+    let now = frees();
+    if now.0 - before.0 == now.1 - before.1 {
+        now.0
+    } else {
+        before.0
+    }
 }
 
 fn is_clean(key: u64, count: i64, epoch: u64) -> bool {
@@ -146,8 +162,9 @@ fn overlap_report(
         rank,
         size,
         kind: "datatype-overlap",
-        summary: "the receive buffer's datatype has overlapping entries (a receive into it is erroneous)"
-            .to_string(),
+        summary:
+            "the receive buffer's datatype has overlapping entries (a receive into it is erroneous)"
+                .to_string(),
         details,
         fields,
     }

@@ -123,6 +123,9 @@ pub(crate) unsafe fn op_create(f: MPI_User_function, commute: c_int, op: *mut MP
 /// caches of type signatures start over.
 pub(crate) unsafe fn type_free(datatype: *mut MPI_Datatype) -> c_int {
     crate::sig::TYPES_FREED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    if crate::internal::active() {
+        crate::sig::count_own_free();
+    }
     // SAFETY: the user's arguments.
     unsafe { PMPI_Type_free(datatype) }
 }
