@@ -43,6 +43,16 @@ EOF2
     scenario overlap-sendrecv "$n" fail -- sendrecv <<EOF2
 mpix-check: MPI_Sendrecv on MPI_COMM_WORLD: $summary (reported by rank $l of $n)
 EOF2
+    scenario overlap-bcast "$n" fail -- bcast <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD: $summary (reported by rank $l of $n)
+mpix-check:   rank $l receives into (count, datatype) = 1 x a derived datatype (MPI_COMBINER_VECTOR)
+mpix-check:   elements 1 and 2 of the buffer both hold its byte 4:
+EOF2
+    scenario overlap-allgather "$n" fail -- allgather <<EOF2
+mpix-check: MPI_Allgather on MPI_COMM_WORLD: $summary (reported by rank $l of $n)
+mpix-check:   rank $l receives into (count, datatype) = $n x a derived datatype (MPI_COMBINER_RESIZED)
+mpix-check:     element 1: copy 0 of $n x the type > MPI_COMBINER_RESIZED copy 0 > MPI_COMBINER_CONTIGUOUS copy 1 > MPI_INT (MPI_INT at byte 4)
+EOF2
     scenario overlap-warn "$n" ok MPIX_CHECK=warn -- warn <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD: $summary (reported by rank $l of $n)
 warn: continued after the receive (rc 0)

@@ -113,7 +113,7 @@ impl Call {
         }
     }
 
-    fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         if let Some(op) = self.operation {
             return format!("{op} (the first type exchange call on a communicator is collective)");
         }
@@ -122,6 +122,29 @@ impl Call {
             name + "_c"
         } else {
             name
+        }
+    }
+
+    /// The buffer this rank (`rank` of an intracommunicator of `size`)
+    /// receives into, as one (count, datatype), for the calls whose
+    /// receive buffer is one: the root's of a gather, a non-root's of a
+    /// broadcast or scatter, every rank's of an allgather, all-to-all or
+    /// reduction (the root's only, for `MPI_Reduce`). None for the others
+    /// (their counts or types differ by block).
+    pub(crate) fn receive_buffer(&self, rank: i64, size: i64) -> Option<(i64, MPI_Datatype)> {
+        let root = i64::from(self.root) == rank;
+        match self.coll {
+            Coll::Bcast if !root => Some((self.scount, self.stype)),
+            Coll::Gather if root => Some((size.saturating_mul(self.rcount), self.rtype)),
+            Coll::Scatter if !(root && self.in_place) => Some((self.rcount, self.rtype)),
+            Coll::Allgather | Coll::Alltoall => {
+                Some((size.saturating_mul(self.rcount), self.rtype))
+            }
+            Coll::Reduce if root => Some((self.scount, self.stype)),
+            Coll::Allreduce | Coll::Scan | Coll::Exscan | Coll::ReduceScatterBlock => {
+                Some((self.scount, self.stype))
+            }
+            _ => None,
         }
     }
 

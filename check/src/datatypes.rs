@@ -12,6 +12,7 @@
 //! error handler is called as for every finding (the receive is not
 //! made: the call returns the error code, as for an invalid argument).
 
+use crate::check::Call;
 use crate::mpi;
 use crate::report::{self, Mode, Report};
 use crate::sig::{count_path, describe, frees};
@@ -42,7 +43,11 @@ pub fn receive_buffer(
     count: i64,
     t: MPI_Datatype,
 ) -> Result<(), c_int> {
-    if count <= 0 || report::config().mode == Mode::Off {
+    check_buffer(call, comm, count, t)
+}
+
+fn check_buffer(call: &str, comm: MPI_Comm, count: i64, t: MPI_Datatype) -> Result<(), c_int> {
+    if count <= 0 || report::config().mode == Mode::Off || crate::internal::active() {
         return Ok(());
     }
     if mpix_marshal::predefined_code(t).is_some() {
@@ -88,6 +93,24 @@ fn epoch_after(before: (u64, u64)) -> u64 {
     }
 }
 
+/// Checks the receive buffer of the collective `call` on an
+/// intracommunicator (`Call::receive_buffer`), after the call's own check
+/// found the ranks consistent. A collective is still made when the error
+/// handler returns (the other ranks are in it): Err then carries the code
+/// to return after it.
+pub fn collective_buffer(call: &Call) -> Result<(), c_int> {
+    let mut inter = 0;
+    // SAFETY: a local query of the user's communicator.
+    if unsafe { PMPI_Comm_test_inter(call.comm, &mut inter) } != 0 || inter != 0 {
+        return Ok(());
+    }
+    let (rank, size) = mpi::rank_size(call.comm);
+    match call.receive_buffer(rank as i64, size as i64) {
+        Some((count, t)) => check_buffer(&call.name(), call.comm, count, t),
+        None => Ok(()),
+    }
+}
+
 fn is_clean(key: u64, count: i64, epoch: u64) -> bool {
     CLEAN.with(|c| {
         let c = c.borrow();
@@ -116,7 +139,7 @@ fn first_report(key: u64, epoch: u64) -> bool {
 
 /// The report of a receive into (count, t), whose entries overlap as `o` says.
 fn overlap_report(
-    call: &'static str,
+    call: &str,
     comm: MPI_Comm,
     count: i64,
     t: MPI_Datatype,

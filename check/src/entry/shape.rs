@@ -13,11 +13,19 @@ pub(crate) use crate::mpi::{is_in_place, Object};
 type Dt = MPI_Datatype;
 
 /// A blocking call: checked before it is made; a failed check returns the
-/// error handler's code instead (when the handler returns).
+/// error handler's code instead (when the handler returns). A receive
+/// buffer with overlapping entries (`crate::datatypes`) is reported
+/// first; the call is still made (the other ranks are in it), and returns
+/// the handler's code.
 pub(crate) fn checked(call: Call, pmpi: impl FnOnce() -> c_int) -> c_int {
-    match check::blocking(call) {
-        Ok(()) => pmpi(),
-        Err(rc) => rc,
+    let buffer = crate::datatypes::collective_buffer(&call);
+    if let Err(rc) = check::blocking(call) {
+        return rc;
+    }
+    let rc = pmpi();
+    match buffer {
+        Err(code) if rc == 0 => code,
+        _ => rc,
     }
 }
 
@@ -30,6 +38,9 @@ pub(crate) fn started(
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
     call.form = form;
+    // (A finding reached the error handler; the request is the program's
+    // to complete, so the call's own code is returned.)
+    let _ = crate::datatypes::collective_buffer(&call);
     let p = check::start(call);
     let rc = pmpi();
     if let Some(p) = p {

@@ -62,6 +62,20 @@ int main(int argc, char **argv) {
         if (rank == last)
             rc = MPI_Sendrecv(out, 4, MPI_INT, 0, 5, in, 1, v, 0, 5, MPI_COMM_WORLD,
                               MPI_STATUS_IGNORE);
+    } else if (!strcmp(s, "bcast")) {
+        /* The same signature (4 ints) everywhere; the last rank receives
+         * into the overlapping vector. */
+        rc = MPI_Bcast(rank == last ? in : out, rank == last ? 1 : 4, rank == last ? v : MPI_INT, 0,
+                       MPI_COMM_WORLD);
+    } else if (!strcmp(s, "allgather")) {
+        /* Blocks of 2 ints: the last rank's receive type has an extent of
+         * one int, so its blocks overlap. */
+        MPI_Datatype two;
+        MPI_Type_contiguous(2, MPI_INT, &two);
+        MPI_Type_commit(&two);
+        int all[64];
+        rc = MPI_Allgather(out, 2, MPI_INT, all, 1, rank == last ? r : two, MPI_COMM_WORLD);
+        MPI_Type_free(&two);
     } else if (!strcmp(s, "warn") || !strcmp(s, "errors_return")) {
         /* Two receives into one overlapping type: one report. */
         if (!strcmp(s, "errors_return"))
