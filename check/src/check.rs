@@ -131,6 +131,23 @@ impl Call {
     /// broadcast or scatter, every rank's of an allgather, all-to-all or
     /// reduction (the root's only, for `MPI_Reduce`). None for the others
     /// (their counts or types differ by block).
+    /// Whether some rank of the call has a `receive_buffer`.
+    pub(crate) fn has_receive_buffer(&self) -> bool {
+        matches!(
+            self.coll,
+            Coll::Bcast
+                | Coll::Gather
+                | Coll::Scatter
+                | Coll::Allgather
+                | Coll::Alltoall
+                | Coll::Reduce
+                | Coll::Allreduce
+                | Coll::Scan
+                | Coll::Exscan
+                | Coll::ReduceScatterBlock
+        )
+    }
+
     pub(crate) fn receive_buffer(&self, rank: i64, size: i64) -> Option<(i64, MPI_Datatype)> {
         let root = i64::from(self.root) == rank;
         match self.coll {

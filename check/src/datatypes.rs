@@ -99,6 +99,14 @@ fn epoch_after(before: (u64, u64)) -> u64 {
 /// handler returns (the other ranks are in it): Err then carries the code
 /// to return after it.
 pub fn collective_buffer(call: &Call) -> Result<(), c_int> {
+    // Window and file calls (on no communicator of the program's) have
+    // no such buffer; nor has a call on MPI_COMM_NULL (MPI's error).
+    if call.object.is_some() || mpi::bits(call.comm) == mpi::bits(mpi::comm_null()) {
+        return Ok(());
+    }
+    if !call.has_receive_buffer() {
+        return Ok(());
+    }
     let mut inter = 0;
     // SAFETY: a local query of the user's communicator.
     if unsafe { PMPI_Comm_test_inter(call.comm, &mut inter) } != 0 || inter != 0 {
