@@ -127,42 +127,28 @@ impl Call {
 
     /// The buffer this rank (`rank` of an intracommunicator of `size`)
     /// receives into, as one (count, datatype), for the calls whose
-    /// receive buffer is one: the root's of a gather, a non-root's of a
-    /// broadcast or scatter, every rank's of an allgather, all-to-all or
-    /// reduction (the root's only, for `MPI_Reduce`). None for the others
-    /// (their counts or types differ by block).
-    /// Whether some rank of the call has a `receive_buffer`.
-    pub(crate) fn has_receive_buffer(&self) -> bool {
-        matches!(
-            self.coll,
-            Coll::Bcast
-                | Coll::Gather
-                | Coll::Scatter
-                | Coll::Allgather
-                | Coll::Alltoall
-                | Coll::Reduce
-                | Coll::Allreduce
-                | Coll::Scan
-                | Coll::Exscan
-                | Coll::ReduceScatterBlock
-        )
+    /// receive buffer is one (`receive_rule`). None for the others (their
+    /// counts or types differ by block) and for the ranks that receive
+    /// nothing.
+    pub(crate) fn receive_buffer(&self, rank: i64, size: i64) -> Option<(i64, MPI_Datatype)> {
+        let (who, what) = receive_rule(self.coll)?;
+        let root = i64::from(self.root) == rank;
+        let receives = match who {
+            Receiver::Root => root,
+            Receiver::NonRoots => !root,
+            Receiver::AllButInPlaceRoot => !(root && self.in_place),
+            Receiver::All => true,
+        };
+        receives.then(|| match what {
+            Buffer::Send => (self.scount, self.stype),
+            Buffer::Recv => (self.rcount, self.rtype),
+            Buffer::RecvPerRank => (size.saturating_mul(self.rcount), self.rtype),
+        })
     }
 
-    pub(crate) fn receive_buffer(&self, rank: i64, size: i64) -> Option<(i64, MPI_Datatype)> {
-        let root = i64::from(self.root) == rank;
-        match self.coll {
-            Coll::Bcast if !root => Some((self.scount, self.stype)),
-            Coll::Gather if root => Some((size.saturating_mul(self.rcount), self.rtype)),
-            Coll::Scatter if !(root && self.in_place) => Some((self.rcount, self.rtype)),
-            Coll::Allgather | Coll::Alltoall => {
-                Some((size.saturating_mul(self.rcount), self.rtype))
-            }
-            Coll::Reduce if root => Some((self.scount, self.stype)),
-            Coll::Allreduce | Coll::Scan | Coll::Exscan | Coll::ReduceScatterBlock => {
-                Some((self.scount, self.stype))
-            }
-            _ => None,
-        }
+    /// Whether some rank of the call has a `receive_buffer`.
+    pub(crate) fn has_receive_buffer(&self) -> bool {
+        receive_rule(self.coll).is_some()
     }
 
     fn type_at(p: *const MPI_Datatype, i: usize) -> MPI_Datatype {
@@ -1242,4 +1228,37 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
             slow(&p.call, &view, &p.rec).map(|_| true)
         }
     }
+}
+
+/// Which ranks of a collective receive into one (count, datatype).
+enum Receiver {
+    Root,
+    NonRoots,
+    AllButInPlaceRoot,
+    All,
+}
+
+/// Which of a call's (count, datatype) pairs describes that buffer.
+enum Buffer {
+    /// The send pair (calls with one pair: broadcast, reductions).
+    Send,
+    Recv,
+    /// The receive pair once per rank of the communicator.
+    RecvPerRank,
+}
+
+/// The one table of the collectives whose receive buffer is one (count,
+/// datatype) on the ranks that receive: who they are and which pair.
+fn receive_rule(coll: Coll) -> Option<(Receiver, Buffer)> {
+    Some(match coll {
+        Coll::Bcast => (Receiver::NonRoots, Buffer::Send),
+        Coll::Gather => (Receiver::Root, Buffer::RecvPerRank),
+        Coll::Scatter => (Receiver::AllButInPlaceRoot, Buffer::Recv),
+        Coll::Allgather | Coll::Alltoall => (Receiver::All, Buffer::RecvPerRank),
+        Coll::Reduce => (Receiver::Root, Buffer::Send),
+        Coll::Allreduce | Coll::Scan | Coll::Exscan | Coll::ReduceScatterBlock => {
+            (Receiver::All, Buffer::Send)
+        }
+        _ => return None,
+    })
 }
