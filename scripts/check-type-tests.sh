@@ -5,12 +5,14 @@
 # type_errors.c under $MPIEXEC -n 2 and -n 4 with the checker preloaded and
 # asserts the report lines and the exit status, and runs type_correct.c
 # (receives into types whose entries never overlap, sends from one whose
-# entries do) with and without the checker: no report, the same results.
+# entries do) with and without the checker: no report, the same results;
+# then the scenarios of type_args.c (datatype arguments MPI must refuse,
+# types never freed) the same way.
 # Usage: scripts/check-type-tests.sh TARGET_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 suite=check-type-tests
-programs=(type_errors type_correct)
+programs=(type_errors type_args type_correct)
 errors=type_errors
 limit=60
 checker_env=(MPIX_CHECK_TIMEOUT=10)
@@ -63,6 +65,77 @@ rank $l: call returned an error: mpix-check: erroneous use of a datatype (see th
 errors_return: continued after the receive (rc 0)
 EOF2
     correct type-correct "$n" type_correct
+done
+
+# Datatype arguments MPI must refuse: the report, then MPI's own error.
+errors=type_args
+json_kind='"kind":"datatype-argument"'
+arg_summary="a datatype argument is not a committed datatype"
+for n in 2 4; do
+    l=$((n - 1))
+    scenario uncommitted-send "$n" fail -- uncommitted-send <<EOF2
+mpix-check: MPI_Send on MPI_COMM_WORLD: $arg_summary (reported by rank 0 of $n)
+mpix-check:   datatype was never committed: built by MPI_Type_vector from main at type_args.c:26, it needs MPI_Type_commit before it describes data
+mpix-check:   rank 0 called MPI_Send from main at type_args.c:27
+mpix-check:   the MPI's own error follows
+EOF2
+    scenario freed-recv "$n" fail -- freed-recv <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD: $arg_summary (reported by rank $l of $n)
+mpix-check:   datatype is a freed datatype: MPI_Type_free was called on it from main at type_args.c:38 (built by MPI_Type_contiguous from main at type_args.c:35)
+mpix-check:   rank $l called MPI_Recv from main at type_args.c:39
+EOF2
+    scenario null-bcast "$n" fail -- null-bcast <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD: $arg_summary (reported by rank $l of $n)
+mpix-check:   datatype is MPI_DATATYPE_NULL
+mpix-check:   rank $l called MPI_Bcast from main at type_args.c:43
+EOF2
+    scenario uncommitted-gather "$n" fail -- uncommitted-gather <<EOF2
+mpix-check: MPI_Gather on MPI_COMM_WORLD: $arg_summary (reported by rank $l of $n)
+mpix-check:   recvtype was never committed: built by MPI_Type_contiguous from main at type_args.c:47
+EOF2
+    scenario negative-count "$n" fail -- negative-count <<EOF2
+mpix-check: MPI_Type_vector on MPI_COMM_WORLD: a type constructor is given an argument it must refuse (reported by rank $l of $n)
+mpix-check:   count = -2: it may not be negative
+mpix-check:   rank $l called MPI_Type_vector from main at type_args.c:52
+EOF2
+    scenario freed-old "$n" fail -- freed-old <<EOF2
+mpix-check: MPI_Type_create_resized on MPI_COMM_WORLD: a type constructor is given an argument it must refuse (reported by rank $l of $n)
+mpix-check:   oldtype is a freed datatype: MPI_Type_free was called on it from main at type_args.c:57 (built by MPI_Type_contiguous from main at type_args.c:55)
+EOF2
+    scenario struct-args "$n" fail -- struct-args <<EOF2
+mpix-check: MPI_Type_create_struct on MPI_COMM_WORLD: a type constructor is given an argument it must refuse (reported by rank $l of $n)
+mpix-check:   array_of_blocklengths[1] = -1: it may not be negative
+mpix-check:   array_of_types[2] is MPI_DATATYPE_NULL
+EOF2
+    scenario double-free "$n" fail -- double-free <<EOF2
+mpix-check: MPI_Type_free on MPI_COMM_WORLD: the datatype is not a live derived datatype (reported by rank $l of $n)
+mpix-check:   datatype is a freed datatype: MPI_Type_free was called on it from main at type_args.c:71 (built by MPI_Type_vector from main at type_args.c:69)
+mpix-check:   rank $l called MPI_Type_free from main at type_args.c:72
+EOF2
+done
+
+# Types never freed: listed at MPI_Finalize (rank 0 leaks), not with
+# MPIX_CHECK_LEAKS=0.
+json_kind='"kind":"datatype-leak"'
+for n in 2 4; do
+    scenario leak "$n" ok -- leak <<EOF2
+mpix-check: MPI_Finalize on MPI_COMM_WORLD: 4 derived datatypes made on this rank were never freed (2 constructions; MPIX_CHECK_LEAKS=0 turns this list off) (reported by rank 0 of $n)
+mpix-check:   3 like this, the first built by MPI_Type_vector from main at type_args.c:81:
+mpix-check:     root: MPI_COMBINER_VECTOR
+mpix-check:       count 2, blocklength 1, stride 3
+mpix-check:       old: MPI_INT
+mpix-check:   1 like this, the first built by MPI_Type_create_struct from main at type_args.c:87:
+mpix-check:     root: MPI_COMBINER_STRUCT
+mpix-check:       types[1]: MPI_COMBINER_VECTOR
+EOF2
+    log="$out/leak-off-$n.log"
+    timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" "${checker_env[@]}" \
+        MPIX_CHECK_LEAKS=0 "$out/type_args" leak >"$log" 2>&1 </dev/null
+    if [ $? -eq 0 ] && ! grep -q mpix-check "$log"; then
+        passed=$((passed + 1)); echo "ok   leak -n $n, MPIX_CHECK_LEAKS=0 (no report)"
+    else
+        fail "leak -n $n, MPIX_CHECK_LEAKS=0: a report or a failure" "$log"
+    fi
 done
 echo "mpix-check datatype tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

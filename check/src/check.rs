@@ -9,6 +9,7 @@ use crate::record::*;
 use crate::report::{config, Mode, Report};
 use crate::sig::*;
 use crate::site;
+use crate::types::TypeArg;
 use crate::sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
 use crate::waiting::{Phase, Waiting};
 use crate::watchdog;
@@ -149,6 +150,59 @@ impl Call {
     /// Whether some rank of the call has a `receive_buffer`.
     pub(crate) fn has_receive_buffer(&self) -> bool {
         receive_rule(self.coll).is_some()
+    }
+
+    /// The datatype arguments MPI reads on this rank (`me` of an
+    /// intracommunicator of `size`), by parameter name, with their counts:
+    /// the significant ones only (a gather's receive type at its root, no
+    /// send type given MPI_IN_PLACE).
+    pub(crate) fn type_arguments(&self, me: usize, size: usize) -> Vec<TypeArg> {
+        let one = matches!(
+            self.coll,
+            Coll::Bcast
+                | Coll::Reduce
+                | Coll::Allreduce
+                | Coll::Scan
+                | Coll::Exscan
+                | Coll::ReduceScatter
+                | Coll::ReduceScatterBlock
+        );
+        let arrays = !self.stypes.is_null() || !self.rtypes.is_null();
+        let name = |send: bool, j: Option<usize>| match (one, send, arrays, j) {
+            (true, ..) => "datatype".to_string(),
+            (_, true, true, Some(j)) => format!("sendtypes[{j}]"),
+            (_, false, true, Some(j)) => format!("recvtypes[{j}]"),
+            (_, true, ..) => "sendtype".to_string(),
+            (_, false, ..) => "recvtype".to_string(),
+        };
+        let mut out = Vec::new();
+        let mut add = |send: bool, j: Option<usize>, part: Part| {
+            if let Some((count, datatype)) = part {
+                let name = name(send, j);
+                out.push(TypeArg { name, count, datatype });
+            }
+        };
+        if let Some(t) = &self.topo {
+            (0..t.dests.len()).for_each(|k| add(true, Some(k), Some(self.send_slot(k))));
+            (0..t.sources.len()).for_each(|k| add(false, Some(k), Some(self.recv_slot(k))));
+            return out;
+        }
+        match self.coll {
+            Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv | Coll::Alltoallw => {
+                for j in 0..size {
+                    let (send, recv) = self.pair(me, j);
+                    // In place, the send part is the receive buffer's.
+                    add(true, Some(j), send.filter(|_| !self.in_place));
+                    add(false, Some(j), recv);
+                }
+            }
+            _ => {
+                let (send, recv) = self.sides(me);
+                add(true, None, send);
+                add(false, None, recv);
+            }
+        }
+        out
     }
 
     fn type_at(p: *const MPI_Datatype, i: usize) -> MPI_Datatype {

@@ -16,8 +16,9 @@ use crate::check::Call;
 use crate::mpi;
 use crate::report::{self, Mode, Report};
 use crate::sig::{count_path, describe, frees};
-use crate::site;
+use crate::site::{self, Frames};
 use crate::sys::*;
+use crate::types::{self, TypeArg};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::ffi::c_int;
@@ -208,4 +209,275 @@ fn with_copy(e: &mpix_marshal::OverlapEntry) -> String {
         Some(inner) => format!("root MPI_COMBINER_CONTIGUOUS copy {} > {inner}", e.copy),
         None => e.path.clone(),
     }
+}
+
+// ---- Unusable datatype arguments (issue 30, item 1) ----
+
+/// One argument of a type constructor, as its check reads it (the
+/// wrappers build these: `entry::type_shape`).
+pub(crate) enum Arg {
+    /// A count or block length, by its parameter's name.
+    Count(&'static str, i64),
+    /// An array of them (the entries the count says MPI reads).
+    Counts(&'static str, Vec<i64>),
+    /// An old type.
+    Old(&'static str, MPI_Datatype),
+    Olds(&'static str, Vec<MPI_Datatype>),
+}
+
+/// What a datatype argument may be at the call that takes it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Communication, I/O, RMA: a committed, live type.
+    Data,
+    /// A constructor's old type, `MPI_Type_commit`, `MPI_Type_free`: live.
+    Handle,
+}
+
+/// A type constructor: its arguments checked (a report names each that
+/// MPI must refuse; the call is made anyway, and MPI's own error
+/// follows), then the call, and the new handle told to the registry.
+pub(crate) fn constructor(
+    name: &'static str,
+    args: &[Arg],
+    newtype: *mut MPI_Datatype,
+    pmpi: impl FnOnce() -> c_int,
+) -> c_int {
+    if report::config().mode == Mode::Off {
+        return pmpi();
+    }
+    let own = crate::internal::active();
+    if !own {
+        let problems: Vec<String> = args.iter().flat_map(arg_problems).collect();
+        if !problems.is_empty() {
+            let summary = "a type constructor is given an argument it must refuse";
+            argument_report(name, mpi::comm_world(), summary, problems).emit(mpi::world_rank_cached());
+        }
+    }
+    let rc = pmpi();
+    if rc == 0 && !newtype.is_null() {
+        // SAFETY: MPI wrote the new handle.
+        let t = unsafe { *newtype };
+        // A duplicate is committed when its old type is (MPI-4.1 §5.1.10).
+        let committed = name == "MPI_Type_dup" && args.iter().all(old_is_committed);
+        let site = if own { Frames::default() } else { Frames::capture() };
+        types::made(mpi::bits(t), name, site, committed, own);
+    }
+    rc
+}
+
+fn old_is_committed(a: &Arg) -> bool {
+    match a {
+        Arg::Old(_, t) => !matches!(types::state(mpi::bits(*t)), types::State::Uncommitted(_)),
+        _ => true,
+    }
+}
+
+/// What is wrong with one constructor argument, one line each.
+fn arg_problems(a: &Arg) -> Vec<String> {
+    let negative = |n: &str, v: i64| format!("{n} = {v}: it may not be negative");
+    match a {
+        Arg::Count(n, v) if *v < 0 => vec![negative(n, *v)],
+        Arg::Counts(n, vs) => vs
+            .iter()
+            .position(|v| *v < 0)
+            .map(|i| negative(&format!("{n}[{i}]"), vs[i]))
+            .into_iter()
+            .collect(),
+        Arg::Old(n, t) => type_problem(n, 1, *t, Use::Handle).into_iter().collect(),
+        Arg::Olds(n, ts) => ts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| type_problem(&format!("{n}[{i}]"), 1, *t, Use::Handle))
+            .collect(),
+        _ => vec![],
+    }
+}
+
+/// What is wrong with the datatype argument `name` of (count, t), if
+/// anything the checker can tell: MPI_DATATYPE_NULL (where the count
+/// makes MPI read it), a freed handle, an uncommitted type (for data).
+fn type_problem(name: &str, count: i64, t: MPI_Datatype, use_: Use) -> Option<String> {
+    let bits = mpi::bits(t);
+    if bits == mpi::bits(mpi::datatype_null()) {
+        return (count > 0).then(|| format!("{name} is MPI_DATATYPE_NULL"));
+    }
+    match types::state(bits) {
+        types::State::Freed(f) => {
+            let built = match &f.made {
+                Some((by, site)) => format!(" (built by {by} {})", place(site)),
+                None => String::new(),
+            };
+            Some(format!(
+                "{name} is a freed datatype: MPI_Type_free was called on it {}{built}",
+                place(&f.site)
+            ))
+        }
+        types::State::Uncommitted(m) if use_ == Use::Data => Some(format!(
+            "{name} was never committed: built by {} {}, it needs MPI_Type_commit before it describes data",
+            m.by,
+            place(&m.site)
+        )),
+        _ => None,
+    }
+}
+
+/// "from main at a.c:12", from a site `Frames` captured.
+fn place(site: &Frames) -> String {
+    let s = site.site();
+    match s.split_once('\t') {
+        Some((_, at)) => format!("from {at}"),
+        None => format!("from {s}"),
+    }
+}
+
+/// Checks the datatype arguments of a communication call `call` on
+/// `comm`; false when one is unusable (reported: the caller then makes
+/// the call without its other checks, which would read the type, and
+/// MPI's own error follows).
+pub(crate) fn usable(call: &str, comm: MPI_Comm, args: &[TypeArg]) -> bool {
+    let null = mpi::bits(mpi::datatype_null());
+    if types::quiet() && args.iter().all(|a| a.count <= 0 || mpi::bits(a.datatype) != null) {
+        return true;
+    }
+    if report::config().mode == Mode::Off || crate::internal::active() {
+        return true;
+    }
+    let problems: Vec<String> = args
+        .iter()
+        .filter_map(|a| type_problem(&a.name, a.count, a.datatype, Use::Data))
+        .collect();
+    if problems.is_empty() {
+        return true;
+    }
+    let summary = "a datatype argument is not a committed datatype";
+    argument_report(call, comm, summary, problems).emit(mpi::world_rank_cached());
+    false
+}
+
+/// `usable` for a collective call: its arguments that MPI reads on this
+/// rank (`Call::type_arguments`).
+pub(crate) fn collective_usable(call: &Call) -> bool {
+    if call.object.is_some() || mpi::bits(call.comm) == mpi::bits(mpi::comm_null()) {
+        return true;
+    }
+    let null = mpi::bits(mpi::datatype_null());
+    let nulls = [call.stype, call.rtype].iter().any(|t| mpi::bits(*t) == null);
+    let arrays = !call.stypes.is_null() || !call.rtypes.is_null();
+    if types::quiet() && !nulls && !arrays {
+        return true;
+    }
+    let mut inter = 0;
+    // SAFETY: a local query of the user's communicator.
+    if unsafe { PMPI_Comm_test_inter(call.comm, &mut inter) } != 0 || inter != 0 {
+        return true;
+    }
+    let (rank, size) = mpi::rank_size(call.comm);
+    usable(&call.name(), call.comm, &call.type_arguments(rank, size))
+}
+
+/// `MPI_Type_commit` and `MPI_Type_free`: the handle must be live.
+pub(crate) fn handle_usable(call: &str, t: MPI_Datatype) -> bool {
+    if report::config().mode == Mode::Off || crate::internal::active() {
+        return true;
+    }
+    let Some(problem) = type_problem("datatype", 1, t, Use::Handle) else {
+        return true;
+    };
+    let summary = "the datatype is not a live derived datatype";
+    argument_report(call, mpi::comm_world(), summary, vec![problem]).emit(mpi::world_rank_cached());
+    false
+}
+
+/// The report of the unusable arguments `problems` of `call`.
+fn argument_report(call: &str, comm: MPI_Comm, summary: &str, problems: Vec<String>) -> Report {
+    let (rank, size) = mpi::rank_size(comm);
+    let me = format!("rank {rank}");
+    let mut details = problems;
+    details.push(site::site_line(&me, call, &site::call_site()));
+    details.push("the MPI's own error follows".to_string());
+    Report {
+        call: call.to_string(),
+        comm: mpi::comm_name(comm, size),
+        seq: 0,
+        rank,
+        size,
+        kind: "datatype-argument",
+        summary: summary.to_string(),
+        details,
+        fields: vec![],
+    }
+}
+
+// ---- Datatypes never freed (issue 30, item 4) ----
+
+/// At `MPI_Finalize`: the derived types this rank made and never freed,
+/// grouped by construction (their marshalled bytes), each group with its
+/// tree, its size and where its first was built. Not with
+/// `MPIX_CHECK_LEAKS=0`.
+pub(crate) fn leaks_at_finalize() {
+    if !report::leaks_enabled() || crate::internal::active() {
+        return;
+    }
+    let leaked = types::leaked();
+    if leaked.is_empty() {
+        return;
+    }
+    let groups = crate::internal::within(|| leak_groups(&leaked));
+    let total = leaked.len();
+    let (rank, size) = mpi::rank_size(mpi::comm_world());
+    let mut details = Vec::new();
+    for g in &groups {
+        let like = if g.count == 1 { "1 like this".to_string() } else { format!("{} like this", g.count) };
+        details.push(format!("{like}, the first built by {} {}:", g.by, place(&g.site)));
+        details.extend(g.tree.lines().map(str::to_string));
+    }
+    let kinds = if groups.len() == 1 { "1 construction".to_string() } else { format!("{} constructions", groups.len()) };
+    Report {
+        call: "MPI_Finalize".to_string(),
+        comm: mpi::comm_name(mpi::comm_world(), size),
+        seq: 0,
+        rank,
+        size,
+        kind: "datatype-leak",
+        summary: format!(
+            "{total} derived datatype{} made on this rank {} never freed ({kinds}; MPIX_CHECK_LEAKS=0 turns this list off)",
+            if total == 1 { "" } else { "s" },
+            if total == 1 { "was" } else { "were" }
+        ),
+        details,
+        fields: vec![("leaked", total.to_string())],
+    }
+    .emit(mpi::world_rank_cached());
+}
+
+/// Leaked types of one construction.
+struct LeakGroup {
+    count: usize,
+    by: &'static str,
+    site: Frames,
+    /// Its tree, as `mpix-marshal dump` outlines it.
+    tree: String,
+}
+
+/// The leaked types by construction, in the order of their first's
+/// handle; a type the library cannot read is a group of its own.
+fn leak_groups(leaked: &[(u64, types::Made)]) -> Vec<LeakGroup> {
+    let mut groups: Vec<(Vec<u8>, LeakGroup)> = Vec::new();
+    for (bits, m) in leaked {
+        let t: MPI_Datatype = mpi::from_bits(*bits);
+        let (key, tree) = match mpix_marshal::type_tree(t) {
+            Ok(node) => {
+                let key = mpix_marshal::write(mpix_marshal::Representation::External, &node)
+                    .unwrap_or_else(|_| bits.to_le_bytes().to_vec());
+                (key, mpix_marshal::describe::outline(&node, "  "))
+            }
+            Err(e) => (bits.to_le_bytes().to_vec(), format!("  (its tree cannot be read: {e})")),
+        };
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.count += 1,
+            None => groups.push((key, LeakGroup { count: 1, by: m.by, site: m.site.clone(), tree })),
+        }
+    }
+    groups.into_iter().map(|(_, g)| g).collect()
 }

@@ -29,7 +29,8 @@
 //! 6. Pure data and state: `record`, `digest` (what ranks exchange),
 //!    `report` (reports, configuration), `site` (call sites), `names`
 //!    (communicator names), `waiting` (the check a thread waits in),
-//!    `wire` (the status channel's words), `threads`, `internal`.
+//!    `wire` (the status channel's words), `threads`, `internal`,
+//!    `types` (the datatypes the program made, committed and freed).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 // The ABI's constants are `const`, mpi-sys's `extern static`s (read in
@@ -67,6 +68,7 @@ pub mod report;
 pub mod sig;
 pub mod site;
 pub mod threads;
+pub mod types;
 pub mod waiting;
 pub mod watchdog;
 pub mod wire;

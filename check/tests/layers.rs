@@ -15,6 +15,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "entry::own",
             "entry::p2p_shape",
             "entry::shape",
+            "entry::type_shape",
         ],
     ),
     (
@@ -40,7 +41,8 @@ const LAYERS: &[(usize, &[&str])] = &[
     (
         5,
         &[
-            "digest", "internal", "names", "record", "report", "site", "threads", "waiting", "wire",
+            "digest", "internal", "names", "record", "report", "site", "threads", "types", "waiting",
+            "wire",
         ],
     ),
 ];

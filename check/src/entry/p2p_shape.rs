@@ -17,6 +17,7 @@ use crate::p2p::{
 use crate::polled;
 use crate::sys::*;
 use crate::threads;
+use crate::types::TypeArg;
 use std::ffi::{c_int, c_void};
 
 /// One message's envelope and type, as a send or a receive names it.
@@ -29,6 +30,23 @@ pub(crate) struct Msg {
     pub datatype: MPI_Datatype,
 }
 
+impl Msg {
+    /// Its datatype argument, named `name` in the call.
+    fn type_arg(&self, name: &str) -> TypeArg {
+        TypeArg {
+            name: name.to_string(),
+            count: self.count,
+            datatype: self.datatype,
+        }
+    }
+
+    /// Whether its datatype is one MPI can use (else reported: the call
+    /// is then made without its checks, and MPI's own error follows).
+    fn usable(&self, call: &str) -> bool {
+        datatypes::usable(call, self.comm, &[self.type_arg("datatype")])
+    }
+}
+
 /// A blocking send; polled through its nonblocking form `ipmpi` when
 /// blocking calls are polled (`crate::hang`).
 pub(crate) fn send(
@@ -37,6 +55,9 @@ pub(crate) fn send(
     pmpi: impl FnOnce() -> c_int,
     ipmpi: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi();
+    }
     let _s = threads::enter();
     let key = sent(m.comm, m.peer, m.tag, m.count, m.datatype);
     let rc = if hang::polled() {
@@ -63,6 +84,9 @@ pub(crate) fn send_request(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi();
+    }
     let _s = threads::enter();
     let key = match persistent {
         true => None,
@@ -180,6 +204,9 @@ pub(crate) fn recv(
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
     ipmpi: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi(status);
+    }
     if let Err(rc) = buffer_checked(name, &m) {
         return rc;
     }
@@ -203,6 +230,9 @@ pub(crate) fn irecv(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi();
+    }
     if let Err(rc) = buffer_checked(name, &m) {
         return rc;
     }
@@ -239,6 +269,9 @@ pub(crate) fn recv_init(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi();
+    }
     if let Err(rc) = buffer_checked(name, &m) {
         return rc;
     }
@@ -306,6 +339,9 @@ fn pair(
     polled: impl FnOnce(*mut MPI_Status) -> Option<c_int>,
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
 ) -> c_int {
+    if !pair_usable(name, s, r) {
+        return pmpi(status);
+    }
     if let Err(rc) = buffer_checked(name, r) {
         return rc;
     }
@@ -334,6 +370,16 @@ fn pair(
     })
 }
 
+/// `usable` for a send-receive's two halves (one, in the replace form).
+fn pair_usable(name: &str, s: &Msg, r: &Msg) -> bool {
+    let replace = name.contains("replace");
+    let args = match replace {
+        true => vec![s.type_arg("datatype")],
+        false => vec![s.type_arg("sendtype"), r.type_arg("recvtype")],
+    };
+    datatypes::usable(name, s.comm, &args)
+}
+
 /// The MPI-4 nonblocking send-receive (and its replace form): a
 /// companion now, the receive queued under the request.
 #[cfg_attr(not(mpi_large_count), allow(dead_code))]
@@ -344,6 +390,9 @@ pub(crate) fn isendrecv(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !pair_usable(name, &s, &r) {
+        return pmpi();
+    }
     if let Err(rc) = buffer_checked(name, &r) {
         return rc;
     }
@@ -358,6 +407,19 @@ pub(crate) fn isendrecv(
     receive_started(name, key, rc, request, &r)
 }
 
+/// `usable` for the receive of a matched message (named on
+/// `MPI_COMM_WORLD`: the message's communicator is MPI's to know).
+fn matched_usable(name: &str, count: i64, datatype: MPI_Datatype) -> bool {
+    let m = Msg {
+        comm: crate::mpi::comm_world(),
+        peer: 0,
+        tag: 0,
+        count,
+        datatype,
+    };
+    m.usable(name)
+}
+
 /// `MPI_Mrecv`: the receive of a message matched by a probe.
 pub(crate) fn mrecv(
     name: &'static str,
@@ -368,6 +430,9 @@ pub(crate) fn mrecv(
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
     ipmpi: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
+    if !matched_usable(name, count, datatype) {
+        return pmpi(status);
+    }
     let _s = threads::enter();
     // SAFETY: the user's message handle.
     let key = p2p::receiving_matched(name, unsafe { *message }, count, datatype);
@@ -390,6 +455,9 @@ pub(crate) fn imrecv(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !matched_usable(name, count, datatype) {
+        return pmpi();
+    }
     let _s = threads::enter();
     // SAFETY: the user's message handle.
     let key = p2p::receiving_matched(name, unsafe { *message }, count, datatype);

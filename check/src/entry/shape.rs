@@ -16,8 +16,13 @@ type Dt = MPI_Datatype;
 /// error handler's code instead (when the handler returns). A receive
 /// buffer with overlapping entries (`crate::datatypes`) is reported
 /// first; the call is still made (the other ranks are in it), and returns
-/// the handler's code.
+/// the handler's code. A datatype argument MPI cannot use is reported,
+/// then the call is made without its checks (they would read the type)
+/// and MPI's own error follows.
 pub(crate) fn checked(call: Call, pmpi: impl FnOnce() -> c_int) -> c_int {
+    if !crate::datatypes::collective_usable(&call) {
+        return pmpi();
+    }
     let buffer = crate::datatypes::collective_buffer(&call);
     if let Err(rc) = check::blocking(call) {
         return rc;
@@ -38,6 +43,9 @@ pub(crate) fn started(
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
     call.form = form;
+    if !crate::datatypes::collective_usable(&call) {
+        return pmpi();
+    }
     // (A finding reached the error handler; the request is the program's
     // to complete, so the call's own code is returned.)
     let _ = crate::datatypes::collective_buffer(&call);

@@ -29,6 +29,7 @@ extern "C" {
     fn mxc_topo_graph() -> c_int;
     fn mxc_topo_dist_graph() -> c_int;
     fn mxc_proc_null() -> c_int;
+    fn mxc_datatype_null() -> MPI_Datatype;
     fn mxc_keyval_create(keyval: *mut c_int, del: extern "C" fn(*mut c_void)) -> c_int;
 }
 
@@ -71,6 +72,20 @@ pub fn root_constant() -> c_int {
 pub fn proc_null() -> c_int {
     // SAFETY: returns the MPI_PROC_NULL constant.
     unsafe { mxc_proc_null() }
+}
+
+pub fn datatype_null() -> MPI_Datatype {
+    // SAFETY: returns the MPI_DATATYPE_NULL constant.
+    unsafe { mxc_datatype_null() }
+}
+
+/// The handle whose bits are `b` (`bits` undone).
+pub fn from_bits<T: Copy>(b: u64) -> T {
+    assert!(std::mem::size_of::<T>() <= 8, "a handle of at most 8 bytes");
+    let bytes = b.to_ne_bytes();
+    // SAFETY: T is a plain handle (an integer or a pointer) of at most 8
+    // bytes, as `bits` read it.
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) }
 }
 
 pub fn comm_world() -> MPI_Comm {
@@ -1289,6 +1304,19 @@ static WORLD_RANK: AtomicI32 = AtomicI32::new(-1);
 /// watchdog, which must not call MPI).
 pub fn world_rank_cached() -> i32 {
     WORLD_RANK.load(Ordering::Relaxed)
+}
+
+/// How many datatypes `MPI_Type_get_contents` returns for `t` (0 when
+/// MPI cannot say).
+pub fn envelope_datatypes(t: MPI_Datatype) -> usize {
+    let (mut ni, mut na, mut nd, mut combiner) = (0, 0, 0, 0);
+    // SAFETY: a query of a datatype handle the user passed.
+    let rc = unsafe { PMPI_Type_get_envelope(t, &mut ni, &mut na, &mut nd, &mut combiner) };
+    if rc == 0 {
+        nd.max(0) as usize
+    } else {
+        0
+    }
 }
 
 /// The size of a datatype in bytes (0 when MPI cannot say).

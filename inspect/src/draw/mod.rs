@@ -4,7 +4,7 @@
 pub mod layout;
 pub mod svg;
 
-use crate::describe;
+use mpix_marshal::describe;
 use crate::error::{Error, Result};
 use crate::input::Stream;
 
