@@ -172,7 +172,11 @@ impl Table {
                 .get(&r.shape)
                 .ok_or(format!("calls.txt:{}: no [shape {}]", r.line, r.shape))?;
             for f in &r.forms {
-                let k = if f.is_ascii_uppercase() { f.to_ascii_lowercase() } else { *f };
+                let k = if f.is_ascii_uppercase() {
+                    f.to_ascii_lowercase()
+                } else {
+                    *f
+                };
                 if k != 'c' && !t.contains_key(&k) {
                     return Err(format!(
                         "calls.txt:{}: [shape {}] has no form {k}",

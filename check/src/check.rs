@@ -9,8 +9,8 @@ use crate::record::*;
 use crate::report::{config, Mode, Report};
 use crate::sig::*;
 use crate::site;
-use crate::types::TypeArg;
 use crate::sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
+use crate::types::TypeArg;
 use crate::waiting::{Phase, Waiting};
 use crate::watchdog;
 use std::ffi::c_int;
@@ -179,7 +179,11 @@ impl Call {
         let mut add = |send: bool, j: Option<usize>, part: Part| {
             if let Some((count, datatype)) = part {
                 let name = name(send, j);
-                out.push(TypeArg { name, count, datatype });
+                out.push(TypeArg {
+                    name,
+                    count,
+                    datatype,
+                });
             }
         };
         if let Some(t) = &self.topo {
@@ -188,7 +192,11 @@ impl Call {
             return out;
         }
         match self.coll {
-            Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv | Coll::Alltoallw => {
+            Coll::Gatherv
+            | Coll::Scatterv
+            | Coll::Allgatherv
+            | Coll::Alltoallv
+            | Coll::Alltoallw => {
                 for j in 0..size {
                     let (send, recv) = self.pair(me, j);
                     // In place, the send part is the receive buffer's.

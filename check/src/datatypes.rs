@@ -48,14 +48,16 @@ pub fn receive_buffer(
 }
 
 fn check_buffer(call: &str, comm: MPI_Comm, count: i64, t: MPI_Datatype) -> Result<(), c_int> {
-    if count <= 0 || report::config().mode == Mode::Off || crate::internal::active() {
+    if count <= 0 || !report::types_enabled() || crate::internal::active() {
         return Ok(());
-    }
-    if mpix_marshal::predefined_code(t).is_some() {
-        return Ok(()); // a predefined type's entries never overlap
     }
     let (key, before) = (mpi::bits(t), frees());
     if is_clean(key, count, before.0) {
+        return Ok(());
+    }
+    if mpix_marshal::predefined_code(t).is_some() {
+        // A predefined type's entries never overlap, at any count.
+        remember_clean(key, ANY_COUNT, before.0);
         return Ok(());
     }
     // As one of the checker's own calls: the frees of the handles
@@ -120,10 +122,16 @@ pub fn collective_buffer(call: &Call) -> Result<(), c_int> {
     }
 }
 
+/// The count a type clean at every count is remembered with.
+const ANY_COUNT: i64 = -1;
+
 fn is_clean(key: u64, count: i64, epoch: u64) -> bool {
     CLEAN.with(|c| {
         let c = c.borrow();
-        c.0 == epoch && c.1.contains(&(key, count))
+        c.0 == epoch
+            && c.1
+                .iter()
+                .any(|&(k, n)| k == key && (n == count || n == ANY_COUNT))
     })
 }
 
@@ -243,7 +251,7 @@ pub(crate) fn constructor(
     newtype: *mut MPI_Datatype,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
-    if report::config().mode == Mode::Off {
+    if !report::types_enabled() {
         return pmpi();
     }
     let own = crate::internal::active();
@@ -251,7 +259,8 @@ pub(crate) fn constructor(
         let problems: Vec<String> = args.iter().flat_map(arg_problems).collect();
         if !problems.is_empty() {
             let summary = "a type constructor is given an argument it must refuse";
-            argument_report(name, mpi::comm_world(), summary, problems).emit(mpi::world_rank_cached());
+            argument_report(name, mpi::comm_world(), summary, problems)
+                .emit(mpi::world_rank_cached());
         }
     }
     let rc = pmpi();
@@ -260,7 +269,11 @@ pub(crate) fn constructor(
         let t = unsafe { *newtype };
         // A duplicate is committed when its old type is (MPI-4.1 §5.1.10).
         let committed = name == "MPI_Type_dup" && args.iter().all(old_is_committed);
-        let site = if own { Frames::default() } else { Frames::capture() };
+        let site = if own {
+            Frames::default()
+        } else {
+            Frames::capture()
+        };
         types::made(mpi::bits(t), name, site, committed, own);
     }
     rc
@@ -299,7 +312,7 @@ fn arg_problems(a: &Arg) -> Vec<String> {
 /// makes MPI read it), a freed handle, an uncommitted type (for data).
 fn type_problem(name: &str, count: i64, t: MPI_Datatype, use_: Use) -> Option<String> {
     let bits = mpi::bits(t);
-    if bits == mpi::bits(mpi::datatype_null()) {
+    if bits == null_bits() {
         return (count > 0).then(|| format!("{name} is MPI_DATATYPE_NULL"));
     }
     match types::state(bits) {
@@ -334,19 +347,29 @@ fn place(site: &Frames) -> String {
 /// Checks the datatype arguments of a communication call `call` on
 /// `comm`; false when one is unusable (reported: the caller then makes
 /// the call without its other checks, which would read the type, and
-/// MPI's own error follows).
+/// MPI's own error follows). A correct call costs an atomic load while
+/// no type is freed or uncommitted, else a look-up in this thread's
+/// handles found usable.
 pub(crate) fn usable(call: &str, comm: MPI_Comm, args: &[TypeArg]) -> bool {
-    let null = mpi::bits(mpi::datatype_null());
-    if types::quiet() && args.iter().all(|a| a.count <= 0 || mpi::bits(a.datatype) != null) {
+    if !report::types_enabled() || crate::internal::active() {
         return true;
     }
-    if report::config().mode == Mode::Off || crate::internal::active() {
+    let null = null_bits();
+    let quiet = types::quiet();
+    let fine = |a: &TypeArg| {
+        let bits = mpi::bits(a.datatype);
+        (a.count <= 0 || bits != null) && (quiet || bits == null || known_usable(bits))
+    };
+    if args.iter().all(fine) {
         return true;
     }
-    let problems: Vec<String> = args
-        .iter()
-        .filter_map(|a| type_problem(&a.name, a.count, a.datatype, Use::Data))
-        .collect();
+    let mut problems = Vec::new();
+    for a in args {
+        match type_problem(&a.name, a.count, a.datatype, Use::Data) {
+            Some(p) => problems.push(p),
+            None => remember_usable(mpi::bits(a.datatype)),
+        }
+    }
     if problems.is_empty() {
         return true;
     }
@@ -355,16 +378,56 @@ pub(crate) fn usable(call: &str, comm: MPI_Comm, args: &[TypeArg]) -> bool {
     false
 }
 
+fn null_bits() -> u64 {
+    static NULL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *NULL.get_or_init(|| mpi::bits(mpi::datatype_null()))
+}
+
+thread_local! {
+    /// Handles this thread found usable, valid while the registry is
+    /// unchanged (`types::epoch`).
+    static USABLE: RefCell<(u64, Vec<u64>)> = const { RefCell::new((0, Vec::new())) };
+}
+
+fn known_usable(bits: u64) -> bool {
+    USABLE.with(|u| {
+        let u = u.borrow();
+        u.0 == types::epoch() && u.1.contains(&bits)
+    })
+}
+
+fn remember_usable(bits: u64) {
+    let epoch = types::epoch();
+    USABLE.with(|u| {
+        let mut u = u.borrow_mut();
+        if u.0 != epoch {
+            *u = (epoch, Vec::new());
+        }
+        if u.1.len() == RECENT {
+            u.1.remove(0);
+        }
+        u.1.push(bits);
+    });
+}
+
 /// `usable` for a collective call: its arguments that MPI reads on this
 /// rank (`Call::type_arguments`).
 pub(crate) fn collective_usable(call: &Call) -> bool {
-    if call.object.is_some() || mpi::bits(call.comm) == mpi::bits(mpi::comm_null()) {
+    if !report::types_enabled()
+        || call.object.is_some()
+        || mpi::bits(call.comm) == mpi::bits(mpi::comm_null())
+    {
         return true;
     }
-    let null = mpi::bits(mpi::datatype_null());
-    let nulls = [call.stype, call.rtype].iter().any(|t| mpi::bits(*t) == null);
+    // The common case first: two usable scalar types (insignificant ones
+    // included), without asking which ones MPI reads.
+    let (null, quiet) = (null_bits(), types::quiet());
+    let fine = |t: MPI_Datatype| {
+        let bits = mpi::bits(t);
+        bits != null && (quiet || known_usable(bits))
+    };
     let arrays = !call.stypes.is_null() || !call.rtypes.is_null();
-    if types::quiet() && !nulls && !arrays {
+    if !arrays && fine(call.stype) && fine(call.rtype) {
         return true;
     }
     let mut inter = 0;
@@ -378,7 +441,7 @@ pub(crate) fn collective_usable(call: &Call) -> bool {
 
 /// `MPI_Type_commit` and `MPI_Type_free`: the handle must be live.
 pub(crate) fn handle_usable(call: &str, t: MPI_Datatype) -> bool {
-    if report::config().mode == Mode::Off || crate::internal::active() {
+    if !report::types_enabled() || crate::internal::active() {
         return true;
     }
     let Some(problem) = type_problem("datatype", 1, t, Use::Handle) else {
@@ -428,11 +491,23 @@ pub(crate) fn leaks_at_finalize() {
     let (rank, size) = mpi::rank_size(mpi::comm_world());
     let mut details = Vec::new();
     for g in &groups {
-        let like = if g.count == 1 { "1 like this".to_string() } else { format!("{} like this", g.count) };
-        details.push(format!("{like}, the first built by {} {}:", g.by, place(&g.site)));
+        let like = if g.count == 1 {
+            "1 like this".to_string()
+        } else {
+            format!("{} like this", g.count)
+        };
+        details.push(format!(
+            "{like}, the first built by {} {}:",
+            g.by,
+            place(&g.site)
+        ));
         details.extend(g.tree.lines().map(str::to_string));
     }
-    let kinds = if groups.len() == 1 { "1 construction".to_string() } else { format!("{} constructions", groups.len()) };
+    let kinds = if groups.len() == 1 {
+        "1 construction".to_string()
+    } else {
+        format!("{} constructions", groups.len())
+    };
     Report {
         call: "MPI_Finalize".to_string(),
         comm: mpi::comm_name(mpi::comm_world(), size),
@@ -472,11 +547,22 @@ fn leak_groups(leaked: &[(u64, types::Made)]) -> Vec<LeakGroup> {
                     .unwrap_or_else(|_| bits.to_le_bytes().to_vec());
                 (key, mpix_marshal::describe::outline(&node, "  "))
             }
-            Err(e) => (bits.to_le_bytes().to_vec(), format!("  (its tree cannot be read: {e})")),
+            Err(e) => (
+                bits.to_le_bytes().to_vec(),
+                format!("  (its tree cannot be read: {e})"),
+            ),
         };
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, g)) => g.count += 1,
-            None => groups.push((key, LeakGroup { count: 1, by: m.by, site: m.site.clone(), tree })),
+            None => groups.push((
+                key,
+                LeakGroup {
+                    count: 1,
+                    by: m.by,
+                    site: m.site.clone(),
+                    tree,
+                },
+            )),
         }
     }
     groups.into_iter().map(|(_, g)| g).collect()

@@ -161,11 +161,20 @@ pub fn p2p_enabled() -> bool {
     !crate::internal::active() && *ON.get_or_init(|| switched_on("MPIX_CHECK_P2P"))
 }
 
+/// Whether the checks of datatype arguments (`crate::datatypes`) are on:
+/// by default, with the checker on; `MPIX_CHECK_TYPES=0` turns them off
+/// (and the list of leaked types with them).
+pub fn types_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| switched_on("MPIX_CHECK_TYPES"))
+}
+
 /// Whether the list of leaked datatypes at `MPI_Finalize` is on: by
-/// default, with the checker on; `MPIX_CHECK_LEAKS=0` turns it off.
+/// default, with the datatype checks on; `MPIX_CHECK_LEAKS=0` turns it
+/// off.
 pub fn leaks_enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| switched_on("MPIX_CHECK_LEAKS"))
+    *ON.get_or_init(|| types_enabled() && switched_on("MPIX_CHECK_LEAKS"))
 }
 
 /// A part of the checker that is on with the checker unless the variable

@@ -14,7 +14,7 @@
 use crate::site::Frames;
 use crate::sys::MPI_Datatype;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// A datatype argument of a communication call: its parameter's name
@@ -73,17 +73,34 @@ static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 /// handle can be reported, and a check is one atomic load.
 static SUSPECTS: AtomicUsize = AtomicUsize::new(0);
 
+/// Bumped by every change: what a thread learned of a handle holds while
+/// it is unchanged (`crate::datatypes` keeps the handles it found usable).
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// Changes the registry.
 fn with<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     let mut g = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     let r = g.get_or_insert_with(Registry::default);
     let out = f(r);
     SUSPECTS.store(r.uncommitted + r.freed.len(), Ordering::Release);
+    EPOCH.fetch_add(1, Ordering::AcqRel);
     out
+}
+
+/// Reads the registry.
+fn read<R>(f: impl FnOnce(&Registry) -> R) -> R {
+    let mut g = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    f(g.get_or_insert_with(Registry::default))
 }
 
 /// Whether no handle the checker saw is uncommitted or freed.
 pub fn quiet() -> bool {
     SUSPECTS.load(Ordering::Acquire) == 0
+}
+
+/// The registry's version (see `EPOCH`).
+pub fn epoch() -> u64 {
+    EPOCH.load(Ordering::Acquire)
 }
 
 /// A constructor made handle `bits` (a new object: a handle MPI still
@@ -172,7 +189,7 @@ pub fn freed(bits: u64, site: Frames, own: bool) {
 /// What the registry knows of `bits` (a site copied only for a handle a
 /// check reports).
 pub fn state(bits: u64) -> State {
-    with(|r| match (r.live.get(&bits), r.freed.get(&bits)) {
+    read(|r| match (r.live.get(&bits), r.freed.get(&bits)) {
         (Some(m), _) if m.committed => State::Committed,
         (Some(m), _) => State::Uncommitted(m.clone()),
         (None, Some(f)) => State::Freed(f.clone()),
@@ -183,7 +200,7 @@ pub fn state(bits: u64) -> State {
 /// The live handles the program made and has not freed (the library's
 /// own excluded), each with what made it, in the order they were made.
 pub fn leaked() -> Vec<(u64, Made)> {
-    with(|r| {
+    read(|r| {
         let mut out: Vec<(u64, Made)> = r
             .live
             .iter()
@@ -213,7 +230,9 @@ mod tests {
         freed(1, f(), false);
         assert!(matches!(state(1), State::Committed));
         freed(1, f(), false);
-        assert!(matches!(state(1), State::Freed(ref x) if x.made.as_ref().unwrap().0 == "MPI_Type_vector"));
+        assert!(
+            matches!(state(1), State::Freed(ref x) if x.made.as_ref().unwrap().0 == "MPI_Type_vector")
+        );
         // The handle given out again is live.
         made(1, "MPI_Type_contiguous", f(), true, false);
         assert!(matches!(state(1), State::Committed));

@@ -41,8 +41,8 @@ const LAYERS: &[(usize, &[&str])] = &[
     (
         5,
         &[
-            "digest", "internal", "names", "record", "report", "site", "threads", "types", "waiting",
-            "wire",
+            "digest", "internal", "names", "record", "report", "site", "threads", "types",
+            "waiting", "wire",
         ],
     ),
 ];

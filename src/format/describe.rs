@@ -260,3 +260,28 @@ fn outline_node(node: &Node, label: &str, pad: &str, out: &mut String) {
         outline_node(child, &label, &inner, out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::codes::Predefined;
+
+    #[test]
+    fn outline_has_a_line_per_node_and_its_arguments() {
+        let vector = Node::new(Kind::Vector {
+            count: 2,
+            blocklength: 1,
+            stride: 3,
+            old: Box::new(Node::named(Predefined(0x209))), // MPI_INT
+        });
+        let mut named = Node::new(Kind::Dup(Box::new(vector)));
+        named.name = Some(b"halo".to_vec());
+        assert_eq!(
+            outline(&named, "> "),
+            "> root: MPI_COMBINER_DUP \"halo\"\n\
+             >   old: MPI_COMBINER_VECTOR\n\
+             >     count 2, blocklength 1, stride 3\n\
+             >     old: MPI_INT\n"
+        );
+    }
+}

@@ -25,8 +25,8 @@ mod wrappers {
     use super::p2p_shape::{self, Msg};
     use super::shape::*;
     use super::type_shape::*;
-    use crate::datatypes;
     use crate::check::Call;
+    use crate::datatypes::{self, Arg};
     use crate::record::{Coll, Form};
     use crate::sys::*;
     use std::ffi::{c_char, c_int, c_void};

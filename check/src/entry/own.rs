@@ -140,7 +140,11 @@ pub(crate) unsafe fn type_free(datatype: *mut MPI_Datatype) -> c_int {
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Type_free(datatype) };
     if let (0, Some(t)) = (rc, t) {
-        let site = if own { Frames::default() } else { Frames::capture() };
+        let site = if own {
+            Frames::default()
+        } else {
+            Frames::capture()
+        };
         types::freed(mpi::bits(t), site, own);
     }
     rc

@@ -12,10 +12,6 @@ use std::ffi::c_int;
 /// it is MPI's to refuse; reading it all would cost what MPI does).
 const MOST: i64 = 1 << 20;
 
-pub(crate) fn count(name: &'static str, v: impl Into<i64>) -> Arg {
-    Arg::Count(name, v.into())
-}
-
 /// The `n` entries of the array `p` MPI reads (none for a negative `n`
 /// or a null array, which MPI refuses).
 fn entries<T: Copy>(n: i64, p: *const T) -> Vec<T> {
@@ -27,20 +23,31 @@ fn entries<T: Copy>(n: i64, p: *const T) -> Vec<T> {
     unsafe { std::slice::from_raw_parts(p, n.min(MOST) as usize).to_vec() }
 }
 
-pub(crate) fn counts<C: Copy + Into<i64>>(
-    name: &'static str,
-    n: impl Into<i64>,
-    p: *const C,
-) -> Arg {
-    Arg::Counts(name, entries(n.into(), p).into_iter().map(Into::into).collect())
-}
+/// The arguments as the table's `arguments:` lines name them
+/// (`Arg::count("count", count)`).
+impl Arg {
+    pub(crate) fn count(name: &'static str, v: impl Into<i64>) -> Arg {
+        Arg::Count(name, v.into())
+    }
 
-pub(crate) fn old(name: &'static str, t: MPI_Datatype) -> Arg {
-    Arg::Old(name, t)
-}
+    pub(crate) fn counts<C: Copy + Into<i64>>(
+        name: &'static str,
+        n: impl Into<i64>,
+        p: *const C,
+    ) -> Arg {
+        Arg::Counts(
+            name,
+            entries(n.into(), p).into_iter().map(Into::into).collect(),
+        )
+    }
 
-pub(crate) fn olds(name: &'static str, n: impl Into<i64>, p: *const MPI_Datatype) -> Arg {
-    Arg::Olds(name, entries(n.into(), p))
+    pub(crate) fn old(name: &'static str, t: MPI_Datatype) -> Arg {
+        Arg::Old(name, t)
+    }
+
+    pub(crate) fn olds(name: &'static str, n: impl Into<i64>, p: *const MPI_Datatype) -> Arg {
+        Arg::Olds(name, entries(n.into(), p))
+    }
 }
 
 /// A call gave out a type that is not the program's to free (an F90

@@ -79,15 +79,6 @@ pub fn datatype_null() -> MPI_Datatype {
     unsafe { mxc_datatype_null() }
 }
 
-/// The handle whose bits are `b` (`bits` undone).
-pub fn from_bits<T: Copy>(b: u64) -> T {
-    assert!(std::mem::size_of::<T>() <= 8, "a handle of at most 8 bytes");
-    let bytes = b.to_ne_bytes();
-    // SAFETY: T is a plain handle (an integer or a pointer) of at most 8
-    // bytes, as `bits` read it.
-    unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const T) }
-}
-
 pub fn comm_world() -> MPI_Comm {
     // SAFETY: reads mpi-sys's copy of MPI_COMM_WORLD.
     unsafe { RSMPI_COMM_WORLD }
