@@ -7,12 +7,13 @@
 # (receives into types whose entries never overlap, sends from one whose
 # entries do) with and without the checker: no report, the same results;
 # then the scenarios of type_args.c (datatype arguments MPI must refuse,
-# types never freed) the same way.
+# types never freed) and rma_io_errors.c (one-sided and file calls) the
+# same way, and rma_io_correct.c as type_correct.c.
 # Usage: scripts/check-type-tests.sh TARGET_DIR
 set -uo pipefail
 cd "$(dirname "$0")/.."
 suite=check-type-tests
-programs=(type_errors type_args type_correct)
+programs=(type_errors type_args type_correct rma_io_errors rma_io_correct)
 errors=type_errors
 limit=60
 checker_env=(MPIX_CHECK_TIMEOUT=10)
@@ -91,7 +92,7 @@ mpix-check:   rank $l called MPI_Bcast from main at type_args.c:43
 EOF2
     scenario uncommitted-gather "$n" fail -- uncommitted-gather <<EOF2
 mpix-check: MPI_Gather on MPI_COMM_WORLD: $arg_summary (reported by rank $l of $n)
-mpix-check:   recvtype was never committed: built by MPI_Type_contiguous from main at type_args.c:47
+mpix-check:   recvtype was never committed: built by MPI_Type_contiguous from main at type_args.c:48
 EOF2
     scenario negative-count "$n" fail -- negative-count <<EOF2
 mpix-check: MPI_Type_vector on MPI_COMM_WORLD: a type constructor is given an argument it must refuse (reported by rank $l of $n)
@@ -136,6 +137,54 @@ EOF2
     else
         fail "leak -n $n, MPIX_CHECK_LEAKS=0: a report or a failure" "$log"
     fi
+done
+# One-sided and file calls: the window's handler aborts; the file's
+# returns, and the program exits 1.
+errors=rma_io_errors
+rma_summary="the one-sided operation's datatypes are erroneous"
+for n in 2 4; do
+    l=$((n - 1))
+    json_kind='"kind":"rma"'
+    scenario put-mismatch "$n" fail -- put-mismatch <<EOF2
+mpix-check: MPI_Put on a window on MPI_COMM_WORLD: $rma_summary (reported by rank 0 of $n)
+mpix-check:   rank 0 targets rank $l at displacement 0
+mpix-check:   the origin (2 x MPI_INT) and the target (1 x a derived datatype (MPI_COMBINER_CONTIGUOUS)): the type signatures do not match
+mpix-check:       the target has MPI_DOUBLE at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_DOUBLE
+mpix-check:   rank 0 called MPI_Put from main at rma_io_errors.c:62
+EOF2
+    scenario get-range "$n" fail -- get-range <<EOF2
+mpix-check: MPI_Get on a window on MPI_COMM_WORLD: $rma_summary (reported by rank 0 of $n)
+mpix-check:   the target buffer, bytes 56 to 72 of rank $l's window (target_disp 14 x disp_unit 4, 4 x MPI_INT), lies outside the window's 64 bytes
+EOF2
+    scenario acc-mixed "$n" fail -- acc-mixed <<EOF2
+mpix-check: MPI_Accumulate on a window on MPI_COMM_WORLD: $rma_summary (reported by rank 0 of $n)
+mpix-check:   origin_datatype mixes basic types (MPI_DOUBLE, MPI_INT): an accumulate's types are each built from one predefined type
+EOF2
+    scenario acc-types "$n" fail -- acc-types <<EOF2
+mpix-check:   the types are built from different predefined types (origin_datatype of MPI_INT, target_datatype of MPI_FLOAT): an accumulate needs the same one on both sides
+EOF2
+    scenario fetch-derived "$n" fail -- fetch-derived <<EOF2
+mpix-check: MPI_Fetch_and_op on a window on MPI_COMM_WORLD: $rma_summary (reported by rank 0 of $n)
+mpix-check:   datatype must be a predefined datatype (one element moves)
+EOF2
+    json_kind='"kind":"datatype-overlap"'
+    scenario get-overlap "$n" fail -- get-overlap <<EOF2
+mpix-check: MPI_Get on a window on MPI_COMM_WORLD: the origin buffer's datatype has overlapping entries (a write through it is erroneous) (reported by rank 0 of $n)
+mpix-check:   rank 0's origin buffer is (count, datatype) = 1 x a derived datatype (MPI_COMBINER_VECTOR)
+EOF2
+    scenario io-read-overlap "$n" fail -- io-read-overlap <<EOF2
+mpix-check:   rank 0's read buffer is (count, datatype) = 1 x a derived datatype (MPI_COMBINER_VECTOR)
+mpix-check:   rank 0 called MPI_File_read_at from file_scenario at rma_io_errors.c:34
+EOF2
+    json_kind='"kind":"io"'
+    scenario io-data "$n" fail -- io-data <<EOF2
+mpix-check:   the data, 3 x MPI_SHORT (3 basic elements), is not whole copies of the view's etype, 1 x MPI_INT (1 each)
+mpix-check:   rank 0 called MPI_File_write from file_scenario at rma_io_errors.c:24
+EOF2
+    scenario io-filetype "$n" fail -- io-filetype <<EOF2
+mpix-check:   the filetype, 1 x a derived datatype (MPI_COMBINER_CONTIGUOUS) (3 basic elements), is not whole copies of the view's etype, 1 x MPI_DOUBLE (1 each)
+EOF2
+    correct rma-io-correct "$n" rma_io_correct
 done
 echo "mpix-check datatype tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

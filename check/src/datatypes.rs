@@ -36,6 +36,38 @@ thread_local! {
 /// The (type, `TYPES_FREED`) pairs already reported: each type once.
 static REPORTED: Mutex<Option<HashSet<(u64, u64)>>> = Mutex::new(None);
 
+/// Where a call is made, for its report and error handler: a
+/// communicator, or a window or file.
+#[derive(Clone, Copy)]
+pub(crate) enum Where {
+    Comm(MPI_Comm),
+    Object(mpi::Object),
+}
+
+/// The name reports give `place`, and this rank's rank and the size of
+/// its group there.
+pub(crate) fn place_names(place: Where) -> (String, usize, usize) {
+    match place {
+        Where::Comm(comm) => {
+            let (rank, size) = mpi::rank_size(comm);
+            (mpi::comm_name(comm, size), rank, size)
+        }
+        Where::Object(o) => match mpi::object_state(o) {
+            Some(st) => (st.label.clone().unwrap_or_default(), st.rank, st.size),
+            None => ("an object the checker did not see made".to_string(), 0, 0),
+        },
+    }
+}
+
+/// Raises the checker's datatype error on `place`: the code.
+fn raise(place: Where) -> c_int {
+    let code = mpi::datatype_error_code();
+    match place {
+        Where::Comm(comm) => mpi::raise_code(comm, None, code),
+        Where::Object(o) => mpi::raise_code(mpi::comm_null(), Some(o), code),
+    }
+}
+
 /// Checks the buffer (count, t) that `call` receives into on `comm`:
 /// Err(the code the user's error handler was given) when it overlaps.
 pub fn receive_buffer(
@@ -44,10 +76,28 @@ pub fn receive_buffer(
     count: i64,
     t: MPI_Datatype,
 ) -> Result<(), c_int> {
-    check_buffer(call, comm, count, t)
+    check_buffer(call, Where::Comm(comm), count, t, "receive")
 }
 
-fn check_buffer(call: &str, comm: MPI_Comm, count: i64, t: MPI_Datatype) -> Result<(), c_int> {
+/// As `receive_buffer`, for a buffer a one-sided or I/O call writes with
+/// the type (`what`: "origin", "target", "result", "read").
+pub(crate) fn written_buffer(
+    call: &str,
+    place: Where,
+    count: i64,
+    t: MPI_Datatype,
+    what: &str,
+) -> Result<(), c_int> {
+    check_buffer(call, place, count, t, what)
+}
+
+fn check_buffer(
+    call: &str,
+    place: Where,
+    count: i64,
+    t: MPI_Datatype,
+    what: &str,
+) -> Result<(), c_int> {
     if count <= 0 || !report::types_enabled() || crate::internal::active() {
         return Ok(());
     }
@@ -77,11 +127,11 @@ fn check_buffer(call: &str, comm: MPI_Comm, count: i64, t: MPI_Datatype) -> Resu
     if !first_report(key, epoch) {
         return Ok(());
     }
-    overlap_report(call, comm, count, t, &found).emit(mpi::world_rank_cached());
+    overlap_report(call, place, (count, t), &found, what).emit(mpi::world_rank_cached());
     if report::config().mode == Mode::Warn {
         return Ok(());
     }
-    Err(mpi::raise_code(comm, None, mpi::datatype_error_code()))
+    Err(raise(place))
 }
 
 /// The `TYPES_FREED` count a verdict made since `before` holds for: the
@@ -117,7 +167,7 @@ pub fn collective_buffer(call: &Call) -> Result<(), c_int> {
     }
     let (rank, size) = mpi::rank_size(call.comm);
     match call.receive_buffer(rank as i64, size as i64) {
-        Some((count, t)) => check_buffer(&call.name(), call.comm, count, t),
+        Some((count, t)) => check_buffer(&call.name(), Where::Comm(call.comm), count, t, "receive"),
         None => Ok(()),
     }
 }
@@ -154,20 +204,27 @@ fn first_report(key: u64, epoch: u64) -> bool {
     r.get_or_insert_with(HashSet::new).insert((key, epoch))
 }
 
-/// The report of a receive into (count, t), whose entries overlap as `o` says.
+/// The report of a receive into (count, t) (a write into it, for
+/// `what` other than "receive"), whose entries overlap as `o` says.
 fn overlap_report(
     call: &str,
-    comm: MPI_Comm,
-    count: i64,
-    t: MPI_Datatype,
+    place: Where,
+    (count, t): (i64, MPI_Datatype),
     o: &mpix_marshal::Overlap,
+    what: &str,
 ) -> Report {
-    let (rank, size) = mpi::rank_size(comm);
+    let (label, rank, size) = place_names(place);
     let me = format!("rank {rank}");
-    let mut details = vec![format!(
-        "{me} receives into (count, datatype) = {}",
-        describe(count, t)
-    )];
+    let mut details = vec![match what {
+        "receive" => format!(
+            "{me} receives into (count, datatype) = {}",
+            describe(count, t)
+        ),
+        _ => format!(
+            "{me}'s {what} buffer is (count, datatype) = {}",
+            describe(count, t)
+        ),
+    }];
     let mut fields = vec![("byte", o.byte.to_string())];
     match &o.entries {
         Some([a, b]) => {
@@ -197,14 +254,18 @@ fn overlap_report(
     details.push(site::site_line(&me, call, &site::call_site()));
     Report {
         call: call.to_string(),
-        comm: mpi::comm_name(comm, size),
+        comm: label,
         seq: 0,
         rank,
         size,
         kind: "datatype-overlap",
-        summary:
-            "the receive buffer's datatype has overlapping entries (a receive into it is erroneous)"
-                .to_string(),
+        summary: format!(
+            "the {what} buffer's datatype has overlapping entries (a {} it is erroneous)",
+            match what {
+                "receive" => "receive into",
+                _ => "write through",
+            }
+        ),
         details,
         fields,
     }
@@ -259,8 +320,8 @@ pub(crate) fn constructor(
         let problems: Vec<String> = args.iter().flat_map(arg_problems).collect();
         if !problems.is_empty() {
             let summary = "a type constructor is given an argument it must refuse";
-            argument_report(name, mpi::comm_world(), summary, problems)
-                .emit(mpi::world_rank_cached());
+            let place = Where::Comm(mpi::comm_world());
+            argument_report(name, place, summary, problems).emit(mpi::world_rank_cached());
         }
     }
     let rc = pmpi();
@@ -297,23 +358,38 @@ fn arg_problems(a: &Arg) -> Vec<String> {
             .map(|i| negative(&format!("{n}[{i}]"), vs[i]))
             .into_iter()
             .collect(),
-        Arg::Old(n, t) => type_problem(n, 1, *t, Use::Handle).into_iter().collect(),
+        Arg::Old(n, t) => type_problem(n, 1, *t, Use::Handle)
+            .map(|p| p.text)
+            .into_iter()
+            .collect(),
         Arg::Olds(n, ts) => ts
             .iter()
             .enumerate()
             .filter_map(|(i, t)| type_problem(&format!("{n}[{i}]"), 1, *t, Use::Handle))
+            .map(|p| p.text)
             .collect(),
         _ => vec![],
     }
 }
 
+/// What is wrong with a datatype argument, and whether the checker may
+/// still read the type (an uncommitted type: yes; a freed handle or
+/// MPI_DATATYPE_NULL: no).
+struct Problem {
+    text: String,
+    readable: bool,
+}
+
 /// What is wrong with the datatype argument `name` of (count, t), if
 /// anything the checker can tell: MPI_DATATYPE_NULL (where the count
 /// makes MPI read it), a freed handle, an uncommitted type (for data).
-fn type_problem(name: &str, count: i64, t: MPI_Datatype, use_: Use) -> Option<String> {
+fn type_problem(name: &str, count: i64, t: MPI_Datatype, use_: Use) -> Option<Problem> {
     let bits = mpi::bits(t);
     if bits == null_bits() {
-        return (count > 0).then(|| format!("{name} is MPI_DATATYPE_NULL"));
+        return (count > 0).then(|| Problem {
+            text: format!("{name} is MPI_DATATYPE_NULL"),
+            readable: false,
+        });
     }
     match types::state(bits) {
         types::State::Freed(f) => {
@@ -321,16 +397,23 @@ fn type_problem(name: &str, count: i64, t: MPI_Datatype, use_: Use) -> Option<St
                 Some((by, site)) => format!(" (built by {by} {})", place(site)),
                 None => String::new(),
             };
-            Some(format!(
+            let text = format!(
                 "{name} is a freed datatype: MPI_Type_free was called on it {}{built}",
                 place(&f.site)
-            ))
+            );
+            Some(Problem {
+                text,
+                readable: false,
+            })
         }
-        types::State::Uncommitted(m) if use_ == Use::Data => Some(format!(
-            "{name} was never committed: built by {} {}, it needs MPI_Type_commit before it describes data",
-            m.by,
-            place(&m.site)
-        )),
+        types::State::Uncommitted(m) if use_ == Use::Data => Some(Problem {
+            text: format!(
+                "{name} was never committed: built by {} {}, it needs MPI_Type_commit before it describes data",
+                m.by,
+                place(&m.site)
+            ),
+            readable: true,
+        }),
         _ => None,
     }
 }
@@ -345,12 +428,17 @@ fn place(site: &Frames) -> String {
 }
 
 /// Checks the datatype arguments of a communication call `call` on
-/// `comm`; false when one is unusable (reported: the caller then makes
-/// the call without its other checks, which would read the type, and
-/// MPI's own error follows). A correct call costs an atomic load while
-/// no type is freed or uncommitted, else a look-up in this thread's
-/// handles found usable.
+/// `comm`, reporting each that MPI must refuse (then MPI's own error
+/// follows); false when the checker may not read one (a freed handle,
+/// MPI_DATATYPE_NULL): the caller then makes the call without its other
+/// checks. A correct call costs an atomic load while no type is freed or
+/// uncommitted, else a look-up in this thread's handles found usable.
 pub(crate) fn usable(call: &str, comm: MPI_Comm, args: &[TypeArg]) -> bool {
+    usable_at(call, Where::Comm(comm), args)
+}
+
+/// `usable` for a call at `place` (a window's or file's).
+pub(crate) fn usable_at(call: &str, place: Where, args: &[TypeArg]) -> bool {
     if !report::types_enabled() || crate::internal::active() {
         return true;
     }
@@ -373,9 +461,11 @@ pub(crate) fn usable(call: &str, comm: MPI_Comm, args: &[TypeArg]) -> bool {
     if problems.is_empty() {
         return true;
     }
+    let readable = problems.iter().all(|p| p.readable);
+    let texts = problems.into_iter().map(|p| p.text).collect();
     let summary = "a datatype argument is not a committed datatype";
-    argument_report(call, comm, summary, problems).emit(mpi::world_rank_cached());
-    false
+    argument_report(call, place, summary, texts).emit(mpi::world_rank_cached());
+    readable
 }
 
 fn null_bits() -> u64 {
@@ -444,24 +534,25 @@ pub(crate) fn handle_usable(call: &str, t: MPI_Datatype) -> bool {
     if !report::types_enabled() || crate::internal::active() {
         return true;
     }
-    let Some(problem) = type_problem("datatype", 1, t, Use::Handle) else {
+    let Some(problem) = type_problem("datatype", 1, t, Use::Handle).map(|p| p.text) else {
         return true;
     };
     let summary = "the datatype is not a live derived datatype";
-    argument_report(call, mpi::comm_world(), summary, vec![problem]).emit(mpi::world_rank_cached());
+    let place = Where::Comm(mpi::comm_world());
+    argument_report(call, place, summary, vec![problem]).emit(mpi::world_rank_cached());
     false
 }
 
 /// The report of the unusable arguments `problems` of `call`.
-fn argument_report(call: &str, comm: MPI_Comm, summary: &str, problems: Vec<String>) -> Report {
-    let (rank, size) = mpi::rank_size(comm);
+fn argument_report(call: &str, place: Where, summary: &str, problems: Vec<String>) -> Report {
+    let (label, rank, size) = place_names(place);
     let me = format!("rank {rank}");
     let mut details = problems;
     details.push(site::site_line(&me, call, &site::call_site()));
     details.push("the MPI's own error follows".to_string());
     Report {
         call: call.to_string(),
-        comm: mpi::comm_name(comm, size),
+        comm: label,
         seq: 0,
         rank,
         size,

@@ -19,7 +19,8 @@
 //! 2. The checks: `check` (collective calls), `p2p` (point to point:
 //!    channels, companions, receive matching, persistent requests,
 //!    completion; `p2p::lost`: lost messages at `MPI_Finalize`),
-//!    `datatypes` (misuse of a datatype argument itself).
+//!    `datatypes` (misuse of a datatype argument itself), `rma` and `io`
+//!    (one-sided and file calls' datatypes).
 //! 3. The waits: `polled` (blocking calls posted nonblocking and polled),
 //!    `watchdog` (a wait past the timeout asks and reports).
 //! 4. `hang` (where a thread waits; the wait-for graph and its report),
@@ -59,12 +60,14 @@ pub mod digest;
 mod entry;
 pub mod hang;
 pub mod internal;
+pub mod io;
 pub mod mpi;
 pub mod names;
 pub mod p2p;
 pub mod polled;
 pub mod record;
 pub mod report;
+pub mod rma;
 pub mod sig;
 pub mod site;
 pub mod threads;

@@ -23,6 +23,7 @@ const LAYERS: &[(usize, &[&str])] = &[
         &[
             "check",
             "datatypes",
+            "io",
             "p2p",
             "p2p::channels",
             "p2p::companions",
@@ -33,6 +34,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "p2p::matching",
             "p2p::persistent",
             "p2p::verdict",
+            "rma",
         ],
     ),
     (2, &["polled", "watchdog"]),

@@ -27,7 +27,9 @@ mod wrappers {
     use super::type_shape::*;
     use crate::check::Call;
     use crate::datatypes::{self, Arg};
+    use crate::io::{self, Io};
     use crate::record::{Coll, Form};
+    use crate::rma::{self, Access, Rma};
     use crate::sys::*;
     use std::ffi::{c_char, c_int, c_void};
 

@@ -4,7 +4,7 @@
 //! The completion calls are in `completion`.
 
 use super::p2p_shape::status_or;
-use super::shape::{base, c_bytes, checked, on_object};
+use super::shape::{base, c_bytes, checked, on_object, string_hash};
 use crate::check::Call;
 use crate::datatypes;
 use crate::mpi;
@@ -258,6 +258,7 @@ pub(crate) unsafe fn win_free(win: *mut MPI_Win) -> c_int {
     });
     if rc == 0 {
         mpi::object_freed(mpi::bits(w));
+        crate::rma::window_freed(mpi::bits(w));
     }
     rc
 }
@@ -296,6 +297,30 @@ pub(crate) unsafe fn file_open(
     rc
 }
 
+/// `MPI_File_set_view`: checked as a collective on the file (the data
+/// representation and the etypes' signatures agree), its filetype against
+/// its etype (`crate::io`).
+pub(crate) unsafe fn file_set_view(
+    fh: MPI_File,
+    disp: MPI_Offset,
+    etype: MPI_Datatype,
+    filetype: MPI_Datatype,
+    datarep: *const c_char,
+    info: MPI_Info,
+) -> c_int {
+    let call = Call {
+        extra: string_hash(datarep),
+        scount: 1,
+        stype: etype,
+        ..on_object(Coll::FileSetView, mpi::Object::File(fh))
+    };
+    crate::io::set_view(fh, etype, filetype, || {
+        checked(call, || unsafe {
+            PMPI_File_set_view(fh, disp, etype, filetype, datarep as *mut c_char, info)
+        })
+    })
+}
+
 pub(crate) unsafe fn file_close(fh: *mut MPI_File) -> c_int {
     // SAFETY: the user's file handle.
     let f = unsafe { *fh };
@@ -305,6 +330,7 @@ pub(crate) unsafe fn file_close(fh: *mut MPI_File) -> c_int {
     );
     if rc == 0 {
         mpi::object_freed(mpi::bits(f));
+        crate::io::file_closed(mpi::bits(f));
     }
     rc
 }

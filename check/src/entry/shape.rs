@@ -200,11 +200,17 @@ pub(crate) fn on_object(coll: Coll, object: Object) -> Call {
 }
 
 /// A window made collectively on `comm` gets its checker state.
-pub(crate) fn window_made(rc: c_int, win: *mut MPI_Win, comm: MPI_Comm) -> c_int {
+pub(crate) fn window_made(
+    rc: c_int,
+    win: *mut MPI_Win,
+    comm: MPI_Comm,
+    local: Option<(MPI_Aint, c_int)>,
+) -> c_int {
     if rc == 0 && !win.is_null() {
         // SAFETY: MPI wrote the window.
         let w = unsafe { *win };
         mpi::object_made(w, comm, mpi::win_label(w, comm));
+        crate::rma::window_made(w, comm, local);
     }
     rc
 }

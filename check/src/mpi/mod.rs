@@ -121,6 +121,19 @@ pub fn op_identity(op: MPI_Op) -> (u64, u64) {
     }
 }
 
+/// A predefined op's name ("MPI_SUM"); None for a user op.
+pub fn op_name(op: MPI_Op) -> Option<&'static str> {
+    // SAFETY: compares the handle with the predefined ops.
+    let index = unsafe { mxc_op_index(op) };
+    if index <= 0 {
+        return None;
+    }
+    // SAFETY: mxc_op_name returns a static C string.
+    unsafe { std::ffi::CStr::from_ptr(mxc_op_name(index)) }
+        .to_str()
+        .ok()
+}
+
 /// A description of an op identity: "MPI_SUM", "a user op (function
 /// 0x1234 in the program, commutative)".
 pub fn op_text(op: u64, commute: u64) -> String {
@@ -1295,6 +1308,41 @@ static WORLD_RANK: AtomicI32 = AtomicI32::new(-1);
 /// watchdog, which must not call MPI).
 pub fn world_rank_cached() -> i32 {
     WORLD_RANK.load(Ordering::Relaxed)
+}
+
+/// A datatype's true lower bound, true extent and extent in bytes; None
+/// when MPI cannot say.
+pub fn type_bounds(t: MPI_Datatype) -> Option<(i64, i64, i64)> {
+    let (mut tlb, mut text, mut lb, mut extent): (MPI_Count, MPI_Count, MPI_Count, MPI_Count) =
+        (0, 0, 0, 0);
+    // SAFETY: queries of a datatype handle the user passed.
+    let rc = unsafe {
+        PMPI_Type_get_true_extent_x(t, &mut tlb, &mut text)
+            | PMPI_Type_get_extent_x(t, &mut lb, &mut extent)
+    };
+    #[allow(clippy::unnecessary_cast)] // MPI_Count's width is the MPI's choice
+    (rc == 0).then_some((tlb as i64, text as i64, extent as i64))
+}
+
+/// Every rank's pair of `comm` (the checker's own duplicate), by rank.
+pub fn allgather_pair(comm: MPI_Comm, mine: (i64, i64)) -> Option<Vec<(i64, i64)>> {
+    let (_, size) = rank_size(comm);
+    let send = [mine.0, mine.1];
+    let mut all = vec![0i64; 2 * size];
+    // SAFETY: 16 bytes sent, 16 per rank received into a buffer of size
+    // ranks; a collective every rank of `comm` makes at this point.
+    let rc = unsafe {
+        PMPI_Allgather(
+            send.as_ptr() as *const c_void,
+            16,
+            byte(),
+            all.as_mut_ptr() as *mut c_void,
+            16,
+            byte(),
+            comm,
+        )
+    };
+    (rc == 0).then(|| all.chunks(2).map(|p| (p[0], p[1])).collect())
 }
 
 /// How many datatypes `MPI_Type_get_contents` returns for `t` (0 when

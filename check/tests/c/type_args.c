@@ -42,12 +42,12 @@ int main(int argc, char **argv) {
         /* The last rank broadcasts with MPI_DATATYPE_NULL. */
         if (me) MPI_Bcast(buf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD);
     } else if (!strcmp(s, "uncommitted-gather")) {
-        /* The root's receive type was never committed. */
-        if (me) {
-            MPI_Type_contiguous(1, MPI_INT, &t);
-            MPI_Gather(buf, 1, MPI_INT, buf, 1, t, last, MPI_COMM_WORLD);
-            MPI_Type_free(&t);
-        }
+        /* The root's receive type was never committed (the other ranks'
+         * receive type is not read). */
+        t = MPI_INT;
+        if (me) MPI_Type_contiguous(1, MPI_INT, &t);
+        MPI_Gather(buf, 1, MPI_INT, buf + 8, 1, t, last, MPI_COMM_WORLD);
+        if (me) MPI_Type_free(&t);
     } else if (!strcmp(s, "negative-count")) {
         if (me) MPI_Type_vector(-2, 1, 3, MPI_INT, &t);
     } else if (!strcmp(s, "freed-old")) {
