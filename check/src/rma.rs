@@ -60,6 +60,8 @@ impl Access {
             kind,
             origin,
             target_rank,
+            // (MPI_Aint is i64 or isize, by the bindings.)
+            #[allow(clippy::unnecessary_cast)]
             target_disp: target_disp as i64,
             target,
             result,
@@ -90,7 +92,10 @@ impl Access {
 
 /// Every window's (size in bytes, displacement unit) by rank, learned
 /// when it was made (`window_made`); none for a dynamic window.
-static WINDOWS: Mutex<Option<HashMap<u64, Vec<(i64, i64)>>>> = Mutex::new(None);
+static WINDOWS: Mutex<Option<Windows>> = Mutex::new(None);
+
+/// Window handle bits → each rank's (size, disp_unit).
+type Windows = HashMap<u64, Vec<(i64, i64)>>;
 
 /// A window was made on `comm` with this rank's `size` and `disp_unit`
 /// (None: a dynamic window): every rank's, gathered on the checker's
@@ -100,7 +105,9 @@ pub(crate) fn window_made(win: MPI_Win, comm: MPI_Comm, local: Option<(MPI_Aint,
     let Some(dup) = mpi::object_state(Object::Win(win)).map(|s| s.dup) else {
         return;
     };
-    let all = crate::internal::within(|| mpi::allgather_pair(dup, (size as i64, unit as i64)));
+    #[allow(clippy::unnecessary_cast)] // MPI_Aint is i64 or isize, by the bindings
+    let mine = (size as i64, i64::from(unit));
+    let all = crate::internal::within(|| mpi::allgather_pair(dup, mine));
     let _ = comm;
     if let Some(all) = all {
         let mut w = WINDOWS.lock().unwrap_or_else(|e| e.into_inner());
@@ -169,10 +176,13 @@ fn written_buffer(a: &Access) -> Option<(i64, MPI_Datatype, &'static str)> {
     }
 }
 
+/// One side of a transfer: its name in reports, (count, datatype).
+type Side<'a> = (&'a str, (i64, MPI_Datatype));
+
 /// The sending and receiving sides by the point-to-point rule.
 fn signature_problems(a: &Access) -> Vec<String> {
     let no_op = a.op.is_some_and(|op| mpi::op_name(op) == Some("MPI_NO_OP"));
-    let pairs: Vec<((&str, (i64, MPI_Datatype)), (&str, (i64, MPI_Datatype)))> = match a.kind {
+    let pairs: Vec<(Side, Side)> = match a.kind {
         Rma::Put | Rma::Accumulate => vec![(("the origin", a.origin), ("the target", a.target))],
         Rma::Get => vec![(("the target", a.target), ("the origin", a.origin))],
         Rma::GetAccumulate => {
