@@ -418,8 +418,12 @@ fn type_problem(name: &str, count: i64, t: MPI_Datatype, use_: Use) -> Option<Pr
     }
 }
 
-/// "from main at a.c:12", from a site `Frames` captured.
+/// "from main at a.c:12", from a site `Frames` captured; for a type the
+/// marshalling library made (its site not traced), that.
 fn place(site: &Frames) -> String {
+    if site.is_empty() {
+        return "inside the marshalling library (an MPIX_ call made it)".to_string();
+    }
     let s = site.site();
     match s.split_once('\t') {
         Some((_, at)) => format!("from {at}"),

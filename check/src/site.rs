@@ -95,6 +95,12 @@ impl Frames {
         Frames(ips)
     }
 
+    /// Whether nothing was captured (`Frames::default()`: a call the
+    /// checker did not trace, as the marshalling library's own).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The call site, as `call_site` gives it (the wrapper's name, a tab,
     /// the caller "main at a.c:12").
     pub fn site(&self) -> String {
