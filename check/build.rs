@@ -182,6 +182,10 @@ fn wrapper(table: &calls::Table, row: &calls::Row, form: &calls::Form) -> String
         .replace("$call", &pmpi_call(form))
         .replace("$check", &check)
         .replace("$then", row.keys.get("then").map_or("rc", String::as_str))
+        .replace(
+            "$arguments",
+            row.keys.get("arguments").map_or("", String::as_str),
+        )
         .replace("$name", &format!("MPI_{}", form.name))
         .replace("$own", &row.name.to_lowercase())
         .replace("$args", &names.join(", "))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests of mpix-check's point-to-point signature checks (check/src/p2p.rs,
+# Tests of mpix-check's point-to-point signature checks (check/src/p2p/,
 # on by default: the checked runs do not set MPIX_CHECK_P2P), as
 # scripts/check-tests.sh does for the collective
 # ones: builds check/tests/c/p2p_*.c with $MPICC, runs each erroneous

@@ -15,8 +15,9 @@
 # collective checker's tests (scripts/check-tests.sh) and its point-to-point
 # tests (scripts/check-p2p-tests.sh), its hang tests
 # (scripts/check-hang-tests.sh), the checker with the type exchange
-# (scripts/check-exchange-tests.sh) and its check at MPI_Finalize
-# (scripts/check-lost-tests.sh), on the abi pass the checker built on the
+# (scripts/check-exchange-tests.sh), its check at MPI_Finalize
+# (scripts/check-lost-tests.sh) and its datatype checks
+# (scripts/check-type-tests.sh), on the abi pass the checker built on the
 # MPI-5 ABI, and the Python package with mpi4py (scripts/python-tests.sh;
 # every pass but abi's). Then the cross-reading
 # matrix (every MPI reads the streams every other wrote, tests/cross.rs),
@@ -101,6 +102,8 @@ pass() { # mpi
         in_mpi "$mpi" 'scripts/check-exchange-tests.sh "$CARGO_TARGET_DIR"'
     suite "$l: mpix-check lost messages and pending sends at MPI_Finalize (-n 2 and -n 4)" \
         in_mpi "$mpi" 'scripts/check-lost-tests.sh "$CARGO_TARGET_DIR"'
+    suite "$l: mpix-check datatype misuse (receives into overlapping entries, -n 2 and -n 4)" \
+        in_mpi "$mpi" 'scripts/check-type-tests.sh "$CARGO_TARGET_DIR"'
     # The Python package (python/) with mpi4py's wheel, which loads any of
     # these MPIs at run time (not the MPI-5 ABI build's libmpi_abi: skipped
     # with a line).

@@ -48,6 +48,7 @@ pub use compare::{
 pub use error::{Error, Result};
 pub use exchange::Counters as ExchangeCounters;
 pub use format::codes::{Combiner, Distribution, Order, Predefined};
+pub use format::describe;
 pub use format::tree::{Attribute, Bounds, Kind, Node};
 pub use mpi::built_for::{built_for as mpi_built_for, mismatch as mpi_mismatch, MpiMismatch};
 pub use mpi::comm::{Comm, Status};

@@ -38,7 +38,7 @@ pub struct Form {
     pub kind: char,
     /// The `_c` form.
     pub large: bool,
-    /// Needs the MPI-4 large-count calls (a c form, or an `I`).
+    /// Needs the MPI-4 large-count calls (a c form, an `I` or a `B`).
     pub needs_mpi4: bool,
     /// A collective's persistent form (needs the persistent collectives).
     pub needs_persistent: bool,
@@ -125,7 +125,7 @@ fn row(text: &str, n: usize) -> Result<Row, String> {
     let mut forms = Vec::new();
     for f in &words[2..] {
         let f = single(f, n)?;
-        if !"bipcI".contains(f) {
+        if !"bipcIB".contains(f) {
             return Err(format!("calls.txt:{n}: unknown form `{f}`"));
         }
         forms.push(f);
@@ -172,7 +172,11 @@ impl Table {
                 .get(&r.shape)
                 .ok_or(format!("calls.txt:{}: no [shape {}]", r.line, r.shape))?;
             for f in &r.forms {
-                let k = if *f == 'I' { 'i' } else { *f };
+                let k = if f.is_ascii_uppercase() {
+                    f.to_ascii_lowercase()
+                } else {
+                    *f
+                };
                 if k != 'c' && !t.contains_key(&k) {
                     return Err(format!(
                         "calls.txt:{}: [shape {}] has no form {k}",
@@ -232,7 +236,7 @@ impl Row {
         }
         if large {
             for p in &mut params {
-                p.ctype = words(&p.ctype, "MPI_Count", "MPI_Aint");
+                p.ctype = words(&p.ctype, "MPI_Count", "MPI_Aint", "MPI_Count");
             }
         }
         let mut name = match kind {
@@ -246,7 +250,7 @@ impl Row {
         Form {
             kind,
             large,
-            needs_mpi4: large || f == 'I',
+            needs_mpi4: large || f.is_ascii_uppercase(),
             needs_persistent: kind == 'p' && self.shape == "coll",
             name,
             params,
@@ -257,7 +261,7 @@ impl Row {
 impl Param {
     /// The C type with the small-count placeholders resolved.
     pub fn c_type(&self) -> String {
-        words(&self.ctype, "int", "int")
+        words(&self.ctype, "int", "int", "MPI_Aint")
     }
 
     /// The Rust type, in the names of our bindings (`crate::sys`).
@@ -294,8 +298,9 @@ impl Param {
     }
 }
 
-/// `ctype` with the placeholder words `Count` and `Displ` replaced.
-fn words(ctype: &str, count: &str, displ: &str) -> String {
+/// `ctype` with the placeholder words `Count`, `Displ` and `Aint`
+/// replaced.
+fn words(ctype: &str, count: &str, displ: &str, aint: &str) -> String {
     let mut out = String::new();
     let mut word = String::new();
     for ch in ctype.chars().chain(std::iter::once(' ')) {
@@ -306,6 +311,7 @@ fn words(ctype: &str, count: &str, displ: &str) -> String {
         out.push_str(match word.as_str() {
             "Count" => count,
             "Displ" => displ,
+            "Aint" => aint,
             w => w,
         });
         word.clear();

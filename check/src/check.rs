@@ -10,6 +10,7 @@ use crate::report::{config, Mode, Report};
 use crate::sig::*;
 use crate::site;
 use crate::sys::{MPI_Comm, MPI_Datatype, MPI_Op, MPI_Request};
+use crate::types::TypeArg;
 use crate::waiting::{Phase, Waiting};
 use crate::watchdog;
 use std::ffi::c_int;
@@ -113,7 +114,7 @@ impl Call {
         }
     }
 
-    fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         if let Some(op) = self.operation {
             return format!("{op} (the first type exchange call on a communicator is collective)");
         }
@@ -123,6 +124,93 @@ impl Call {
         } else {
             name
         }
+    }
+
+    /// The buffer this rank (`rank` of an intracommunicator of `size`)
+    /// receives into, as one (count, datatype), for the calls whose
+    /// receive buffer is one (`receive_rule`). None for the others (their
+    /// counts or types differ by block) and for the ranks that receive
+    /// nothing.
+    pub(crate) fn receive_buffer(&self, rank: i64, size: i64) -> Option<(i64, MPI_Datatype)> {
+        let (who, what) = receive_rule(self.coll)?;
+        let root = i64::from(self.root) == rank;
+        let receives = match who {
+            Receiver::Root => root,
+            Receiver::NonRoots => !root,
+            Receiver::AllButInPlaceRoot => !(root && self.in_place),
+            Receiver::All => true,
+        };
+        receives.then(|| match what {
+            Buffer::Send => (self.scount, self.stype),
+            Buffer::Recv => (self.rcount, self.rtype),
+            Buffer::RecvPerRank => (size.saturating_mul(self.rcount), self.rtype),
+        })
+    }
+
+    /// Whether some rank of the call has a `receive_buffer`.
+    pub(crate) fn has_receive_buffer(&self) -> bool {
+        receive_rule(self.coll).is_some()
+    }
+
+    /// The datatype arguments MPI reads on this rank (`me` of an
+    /// intracommunicator of `size`), by parameter name, with their counts:
+    /// the significant ones only (a gather's receive type at its root, no
+    /// send type given MPI_IN_PLACE).
+    pub(crate) fn type_arguments(&self, me: usize, size: usize) -> Vec<TypeArg> {
+        let one = matches!(
+            self.coll,
+            Coll::Bcast
+                | Coll::Reduce
+                | Coll::Allreduce
+                | Coll::Scan
+                | Coll::Exscan
+                | Coll::ReduceScatter
+                | Coll::ReduceScatterBlock
+        );
+        let arrays = !self.stypes.is_null() || !self.rtypes.is_null();
+        let name = |send: bool, j: Option<usize>| match (one, send, arrays, j) {
+            (true, ..) => "datatype".to_string(),
+            (_, true, true, Some(j)) => format!("sendtypes[{j}]"),
+            (_, false, true, Some(j)) => format!("recvtypes[{j}]"),
+            (_, true, ..) => "sendtype".to_string(),
+            (_, false, ..) => "recvtype".to_string(),
+        };
+        let mut out = Vec::new();
+        let mut add = |send: bool, j: Option<usize>, part: Part| {
+            if let Some((count, datatype)) = part {
+                let name = name(send, j);
+                out.push(TypeArg {
+                    name,
+                    count,
+                    datatype,
+                });
+            }
+        };
+        if let Some(t) = &self.topo {
+            (0..t.dests.len()).for_each(|k| add(true, Some(k), Some(self.send_slot(k))));
+            (0..t.sources.len()).for_each(|k| add(false, Some(k), Some(self.recv_slot(k))));
+            return out;
+        }
+        match self.coll {
+            Coll::Gatherv
+            | Coll::Scatterv
+            | Coll::Allgatherv
+            | Coll::Alltoallv
+            | Coll::Alltoallw => {
+                for j in 0..size {
+                    let (send, recv) = self.pair(me, j);
+                    // In place, the send part is the receive buffer's.
+                    add(true, Some(j), send.filter(|_| !self.in_place));
+                    add(false, Some(j), recv);
+                }
+            }
+            _ => {
+                let (send, recv) = self.sides(me);
+                add(true, None, send);
+                add(false, None, recv);
+            }
+        }
+        out
     }
 
     fn type_at(p: *const MPI_Datatype, i: usize) -> MPI_Datatype {
@@ -1202,4 +1290,37 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
             slow(&p.call, &view, &p.rec).map(|_| true)
         }
     }
+}
+
+/// Which ranks of a collective receive into one (count, datatype).
+enum Receiver {
+    Root,
+    NonRoots,
+    AllButInPlaceRoot,
+    All,
+}
+
+/// Which of a call's (count, datatype) pairs describes that buffer.
+enum Buffer {
+    /// The send pair (calls with one pair: broadcast, reductions).
+    Send,
+    Recv,
+    /// The receive pair once per rank of the communicator.
+    RecvPerRank,
+}
+
+/// The one table of the collectives whose receive buffer is one (count,
+/// datatype) on the ranks that receive: who they are and which pair.
+fn receive_rule(coll: Coll) -> Option<(Receiver, Buffer)> {
+    Some(match coll {
+        Coll::Bcast => (Receiver::NonRoots, Buffer::Send),
+        Coll::Gather => (Receiver::Root, Buffer::RecvPerRank),
+        Coll::Scatter => (Receiver::AllButInPlaceRoot, Buffer::Recv),
+        Coll::Allgather | Coll::Alltoall => (Receiver::All, Buffer::RecvPerRank),
+        Coll::Reduce => (Receiver::Root, Buffer::Send),
+        Coll::Allreduce | Coll::Scan | Coll::Exscan | Coll::ReduceScatterBlock => {
+            (Receiver::All, Buffer::Send)
+        }
+        _ => return None,
+    })
 }

@@ -18,7 +18,9 @@
 //!    and hand-written bodies.
 //! 2. The checks: `check` (collective calls), `p2p` (point to point:
 //!    channels, companions, receive matching, persistent requests,
-//!    completion; `p2p::lost`: lost messages at `MPI_Finalize`).
+//!    completion; `p2p::lost`: lost messages at `MPI_Finalize`),
+//!    `datatypes` (misuse of a datatype argument itself), `rma` and `io`
+//!    (one-sided and file calls' datatypes).
 //! 3. The waits: `polled` (blocking calls posted nonblocking and polled),
 //!    `watchdog` (a wait past the timeout asks and reports).
 //! 4. `hang` (where a thread waits; the wait-for graph and its report),
@@ -28,7 +30,8 @@
 //! 6. Pure data and state: `record`, `digest` (what ranks exchange),
 //!    `report` (reports, configuration), `site` (call sites), `names`
 //!    (communicator names), `waiting` (the check a thread waits in),
-//!    `wire` (the status channel's words), `threads`, `internal`.
+//!    `wire` (the status channel's words), `threads`, `internal`,
+//!    `types` (the datatypes the program made, committed and freed).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 // The ABI's constants are `const`, mpi-sys's `extern static`s (read in
@@ -52,19 +55,23 @@ pub(crate) mod sys {
 }
 
 pub mod check;
+pub mod datatypes;
 pub mod digest;
 mod entry;
 pub mod hang;
 pub mod internal;
+pub mod io;
 pub mod mpi;
 pub mod names;
 pub mod p2p;
 pub mod polled;
 pub mod record;
 pub mod report;
+pub mod rma;
 pub mod sig;
 pub mod site;
 pub mod threads;
+pub mod types;
 pub mod waiting;
 pub mod watchdog;
 pub mod wire;

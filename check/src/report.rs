@@ -158,18 +158,34 @@ pub fn json_str(s: &str) -> String {
 /// on; `MPIX_CHECK_P2P=0` (or `off`, `no`) turns them off.
 pub fn p2p_enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    !crate::internal::active()
-        && *ON.get_or_init(|| {
-            config().mode != Mode::Off
-                && !matches!(
-                    std::env::var("MPIX_CHECK_P2P")
-                        .unwrap_or_default()
-                        .trim()
-                        .to_ascii_lowercase()
-                        .as_str(),
-                    "0" | "off" | "no" | "false"
-                )
-        })
+    !crate::internal::active() && *ON.get_or_init(|| switched_on("MPIX_CHECK_P2P"))
+}
+
+/// Whether the checks of datatype arguments (`crate::datatypes`) are on:
+/// by default, with the checker on; `MPIX_CHECK_TYPES=0` turns them off
+/// (and the list of leaked types with them).
+pub fn types_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| switched_on("MPIX_CHECK_TYPES"))
+}
+
+/// Whether the list of leaked datatypes at `MPI_Finalize` is on: by
+/// default, with the datatype checks on; `MPIX_CHECK_LEAKS=0` turns it
+/// off.
+pub fn leaks_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| types_enabled() && switched_on("MPIX_CHECK_LEAKS"))
+}
+
+/// A part of the checker that is on with the checker unless the variable
+/// `name` is `0`, `off`, `no` or `false`.
+fn switched_on(name: &str) -> bool {
+    let value = std::env::var(name).unwrap_or_default();
+    config().mode != Mode::Off
+        && !matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "0" | "off" | "no" | "false"
+        )
 }
 
 #[cfg(test)]

@@ -101,7 +101,7 @@ int mxc_keyval_create(int *keyval, void (*del)(void *)) {
 typedef void (*user_fn)(void);
 user_fn mxc_cast_user_fn(MPI_User_function *f) { return (user_fn)f; }
 
-/* The point-to-point checker's own keyval (check/src/p2p.rs): its delete
+/* The point-to-point checker's own keyval (check/src/p2p/lifecycle.rs): its delete
  * callback frees the companion channel of a freed communicator. */
 static void (*p2p_delete)(void *);
 

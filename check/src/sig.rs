@@ -30,6 +30,25 @@ pub(crate) struct TypeSig {
 /// another type, so the per-thread caches of type signatures start over.
 pub static TYPES_FREED: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    /// The frees this thread made as the checker's or the library's own
+    /// calls (`crate::internal`), of the `TYPES_FREED` count.
+    static OWN_FREES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one of this thread's own frees (see `OWN_FREES`).
+pub(crate) fn count_own_free() {
+    OWN_FREES.with(|c| c.set(c.get() + 1));
+}
+
+/// `TYPES_FREED`, and this thread's own frees of it.
+pub(crate) fn frees() -> (u64, u64) {
+    (
+        TYPES_FREED.load(Ordering::Acquire),
+        OWN_FREES.with(|c| c.get()),
+    )
+}
+
 /// A recent type: its facts and the signature of the count it was last
 /// used with (programs repeat a call with the same count).
 #[derive(Clone, Copy)]

@@ -42,6 +42,13 @@ pub fn call_site() -> String {
             }
         }
     }
+    site_of(&frames)
+}
+
+/// The call site among `frames` (innermost first; each a symbol and its
+/// "file:line:col"): the outermost `MPI_`/`PMPI_` frame and the one below
+/// it, as `call_site` gives it.
+fn site_of(frames: &[(String, Option<String>)]) -> String {
     let entry = frames
         .iter()
         .rposition(|(s, _)| s.starts_with("MPI_") || s.starts_with("PMPI_"));
@@ -65,6 +72,53 @@ pub fn call_site() -> String {
         None => sym.clone(),
     };
     format!("{entry}\t{place}")
+}
+
+/// How many return addresses `Frames` keeps: the capture's own frames,
+/// the wrapper's, and the program's caller, with room for a library
+/// between them.
+const FRAMES: usize = 24;
+
+/// A call site captured cheaply (return addresses, no symbols) and named
+/// only when told (`Frames::site`): for what is kept long and seldom
+/// reported, as where each datatype was built.
+#[derive(Clone, Debug, Default)]
+pub struct Frames(Vec<usize>);
+
+impl Frames {
+    pub fn capture() -> Frames {
+        let mut ips = Vec::with_capacity(FRAMES);
+        backtrace::trace(|f| {
+            ips.push(f.ip() as usize);
+            ips.len() < FRAMES
+        });
+        Frames(ips)
+    }
+
+    /// Whether nothing was captured (`Frames::default()`: a call the
+    /// checker did not trace, as the marshalling library's own).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The call site, as `call_site` gives it (the wrapper's name, a tab,
+    /// the caller "main at a.c:12").
+    pub fn site(&self) -> String {
+        let mut frames: Vec<(String, Option<String>)> = Vec::new();
+        for (i, &ip) in self.0.iter().enumerate() {
+            // A return address names the instruction after the call.
+            let ip = if i == 0 { ip } else { ip.saturating_sub(1) };
+            backtrace::resolve(ip as *mut std::ffi::c_void, |s| {
+                let name = s.name().map(|n| format!("{n:#}")).unwrap_or_default();
+                let loc = s
+                    .filename()
+                    .zip(s.lineno())
+                    .map(|(f, l)| format!("{}:{l}:0", f.display()));
+                frames.push((name, loc));
+            });
+        }
+        site_of(&frames)
+    }
 }
 
 pub fn site_words(site: &str) -> Vec<u64> {

@@ -15,12 +15,15 @@ const LAYERS: &[(usize, &[&str])] = &[
             "entry::own",
             "entry::p2p_shape",
             "entry::shape",
+            "entry::type_shape",
         ],
     ),
     (
         1,
         &[
             "check",
+            "datatypes",
+            "io",
             "p2p",
             "p2p::channels",
             "p2p::companions",
@@ -31,6 +34,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "p2p::matching",
             "p2p::persistent",
             "p2p::verdict",
+            "rma",
         ],
     ),
     (2, &["polled", "watchdog"]),
@@ -39,7 +43,8 @@ const LAYERS: &[(usize, &[&str])] = &[
     (
         5,
         &[
-            "digest", "internal", "names", "record", "report", "site", "threads", "waiting", "wire",
+            "digest", "internal", "names", "record", "report", "site", "threads", "types",
+            "waiting", "wire",
         ],
     ),
 ];

@@ -31,7 +31,7 @@ pub fn verdict(s: &Stream, rebuild: bool, strict: bool) -> Verdict {
         rep_name(s.rep),
         s.version,
         s.bytes.len(),
-        crate::describe::title(&s.tree)
+        mpix_marshal::describe::title(&s.tree)
     );
     if strict && s.checksum.is_none() {
         return Verdict::Invalid(Error::Unchecked {

@@ -4,9 +4,9 @@
 //! of basic elements, default signature hash). Text for people, `--json`
 //! for tools.
 
-use crate::describe::{self, Scalar, Value};
 use crate::input::{rep_name, Stream};
 use crate::mpi::{self, Extents};
+use mpix_marshal::describe::{self, Scalar, Value};
 use mpix_marshal::{HashKind, Node, Representation};
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashMap;

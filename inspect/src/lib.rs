@@ -2,13 +2,13 @@
 //! parts (the typemap structure `draw` builds) against MPI directly. The
 //! binary (main.rs) parses the command line and calls [`run`]. Modules:
 //! `cli` (the command line), `input` (reading streams), `mpi` (the only MPI
-//! calls), `describe` (a node in words), and one module per subcommand.
+//! calls), and one module per subcommand; a node in words is the
+//! library's `mpix_marshal::describe`.
 
 pub mod check;
 pub mod cli;
 pub mod convert;
 pub mod data;
-pub mod describe;
 pub mod diff;
 pub mod draw;
 pub mod dump;

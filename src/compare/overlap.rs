@@ -198,7 +198,10 @@ fn copies(f: &Foot, count: u128, stride: i128) -> Found {
         }
     }
     let last = ((count - 1).min(i128::MAX as u128) as i128).saturating_mul(stride);
-    let (lo, hi) = (f.lo + last.min(0), f.hi + last.max(0));
+    let (lo, hi) = (
+        f.lo.saturating_add(last.min(0)),
+        f.hi.saturating_add(last.max(0)),
+    );
     let ranges = match &f.ranges {
         Some(r) if step >= width && count.saturating_mul(r.len() as u128) <= PARTS as u128 => {
             let mut all: Vec<(i128, i128)> = (0..count as i128)

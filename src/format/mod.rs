@@ -8,6 +8,7 @@ use std::ffi::CStr;
 
 pub mod codes;
 pub mod compressed;
+pub mod describe;
 pub mod external;
 pub mod internal;
 pub mod layout;

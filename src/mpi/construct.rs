@@ -121,8 +121,14 @@ fn count<T: TryFrom<usize>>(lens: &[usize]) -> Result<T> {
 }
 
 /// Makes `call`; its error names the call and the combiner it builds
-/// (`what`). The new handle is owned: dropping it frees it.
+/// (`what`). The new handle is owned: dropping it frees it. One of the
+/// library's own calls (`own_calls`): a PMPI tool does not count the
+/// types the library builds as the program's.
 pub fn construct(call: Call, what: Combiner) -> Result<OwnedDatatype> {
+    super::own_calls::within(|| construct_now(call, what))
+}
+
+fn construct_now(call: Call, what: Combiner) -> Result<OwnedDatatype> {
     let name = call.name();
     let value_index = matches!(call, Call::ValueIndex(..));
     let mut out = super::local().datatype_null();

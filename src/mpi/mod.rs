@@ -406,8 +406,14 @@ pub struct Contents {
 }
 
 /// Fills `out` with the contents of a derived datatype. The handles in
-/// `out.types` are new references the caller must free (unless predefined).
+/// `out.types` are new references the caller must free (unless
+/// predefined), held by the library: one of its own calls (`own_calls`),
+/// as their frees are (`free`).
 pub fn contents(t: Datatype, env: &Envelope, out: &mut Contents) -> Result<()> {
+    own_calls::within(|| contents_now(t, env, out))
+}
+
+fn contents_now(t: Datatype, env: &Envelope, out: &mut Contents) -> Result<()> {
     // Sized without clearing first: MPI overwrites every entry, and
     // zeroing a large type's arrays on every call cost as much as reading
     // them (what a reused buffer holds is only ever old values).
@@ -518,11 +524,13 @@ pub fn set_name(t: Datatype, name: &[u8]) -> Result<()> {
     check(rc, "MPI_Type_set_name")
 }
 
-/// Frees a derived datatype handle.
+/// Frees a derived datatype handle the library holds (one of its own
+/// calls, `own_calls`: also from an attribute's delete callback, which
+/// runs inside the program's `MPI_Type_free`).
 pub fn free(t: Datatype) -> Result<()> {
     let mut t = t;
     // SAFETY: t is a derived handle the library owns.
-    let rc = unsafe { crate::mpi::sys::MPI_Type_free(&mut t) };
+    let rc = own_calls::within(|| unsafe { crate::mpi::sys::MPI_Type_free(&mut t) });
     check(rc, "MPI_Type_free")
 }
 

@@ -4,12 +4,15 @@
 //! The completion calls are in `completion`.
 
 use super::p2p_shape::status_or;
-use super::shape::{base, c_bytes, checked, on_object};
+use super::shape::{base, c_bytes, checked, on_object, string_hash};
 use crate::check::Call;
+use crate::datatypes;
 use crate::mpi;
 use crate::p2p;
 use crate::record::{hash_words, Coll};
+use crate::site::Frames;
 use crate::sys::*;
+use crate::types;
 use std::ffi::{c_char, c_int, c_void};
 
 pub(crate) use super::completion::*;
@@ -88,6 +91,7 @@ pub(crate) unsafe fn finalize() -> c_int {
     // and pending sends (collective over the world).
     crate::polled::finalize();
     crate::p2p::lost::at_finalize();
+    crate::datatypes::leaks_at_finalize();
     crate::p2p::finalize(mpi::comm_world());
     mpi::channel::close();
     mpi::drop_state(mpi::comm_world());
@@ -120,11 +124,123 @@ pub(crate) unsafe fn op_create(f: MPI_User_function, commute: c_int, op: *mut MP
 }
 
 /// A freed type's handle may name another type later: the checker's
-/// caches of type signatures start over.
+/// caches of type signatures start over. The handle must be live (a
+/// second free is reported, then MPI's own error follows).
 pub(crate) unsafe fn type_free(datatype: *mut MPI_Datatype) -> c_int {
     crate::sig::TYPES_FREED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    let own = crate::internal::active();
+    if own {
+        crate::sig::count_own_free();
+    }
+    // SAFETY: the user's handle (MPI refuses a null pointer itself).
+    let t = (!datatype.is_null()).then(|| unsafe { *datatype });
+    if let Some(t) = t {
+        datatypes::handle_usable("MPI_Type_free", t);
+    }
     // SAFETY: the user's arguments.
-    unsafe { PMPI_Type_free(datatype) }
+    let rc = unsafe { PMPI_Type_free(datatype) };
+    if let (0, Some(t)) = (rc, t) {
+        let site = if own {
+            Frames::default()
+        } else {
+            Frames::capture()
+        };
+        types::freed(mpi::bits(t), site, own);
+    }
+    rc
+}
+
+/// `MPI_Type_commit`: the handle must be live; committed, the registry
+/// knows it.
+pub(crate) unsafe fn type_commit(datatype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: the user's handle (MPI refuses a null pointer itself).
+    let t = (!datatype.is_null()).then(|| unsafe { *datatype });
+    if let Some(t) = t {
+        datatypes::handle_usable("MPI_Type_commit", t);
+    }
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Type_commit(datatype) };
+    if let (0, Some(t)) = (rc, t) {
+        types::committed(mpi::bits(t));
+    }
+    rc
+}
+
+/// `MPI_Type_get_contents`: the derived types it returns are the
+/// program's to free (MPI-4.1 §5.1.13), each a reference more.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn type_get_contents(
+    datatype: MPI_Datatype,
+    max_integers: c_int,
+    max_addresses: c_int,
+    max_datatypes: c_int,
+    array_of_integers: *mut c_int,
+    array_of_addresses: *mut MPI_Aint,
+    array_of_datatypes: *mut MPI_Datatype,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe {
+        PMPI_Type_get_contents(
+            datatype,
+            max_integers,
+            max_addresses,
+            max_datatypes,
+            array_of_integers,
+            array_of_addresses,
+            array_of_datatypes,
+        )
+    };
+    contents_returned(rc, datatype, max_datatypes.into(), array_of_datatypes);
+    rc
+}
+
+/// `MPI_Type_get_contents_c`, as `type_get_contents`.
+#[cfg(mpi_large_count)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn type_get_contents_c(
+    datatype: MPI_Datatype,
+    max_integers: MPI_Count,
+    max_addresses: MPI_Count,
+    max_large_counts: MPI_Count,
+    max_datatypes: MPI_Count,
+    array_of_integers: *mut c_int,
+    array_of_addresses: *mut MPI_Aint,
+    array_of_large_counts: *mut MPI_Count,
+    array_of_datatypes: *mut MPI_Datatype,
+) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe {
+        PMPI_Type_get_contents_c(
+            datatype,
+            max_integers,
+            max_addresses,
+            max_large_counts,
+            max_datatypes,
+            array_of_integers,
+            array_of_addresses,
+            array_of_large_counts,
+            array_of_datatypes,
+        )
+    };
+    #[allow(clippy::unnecessary_cast)] // MPI_Count's width is the MPI's choice
+    contents_returned(rc, datatype, max_datatypes as i64, array_of_datatypes);
+    rc
+}
+
+/// The derived types a successful `MPI_Type_get_contents` wrote, told to
+/// the registry (not the library's or the checker's own).
+fn contents_returned(rc: c_int, t: MPI_Datatype, max: i64, out: *const MPI_Datatype) {
+    if rc != 0 || out.is_null() || crate::internal::active() {
+        return;
+    }
+    let n = mpi::envelope_datatypes(t).min(max.max(0) as usize);
+    for i in 0..n {
+        // SAFETY: MPI wrote the first n entries.
+        let r = unsafe { *out.add(i) };
+        if mpix_marshal::predefined_code(r).is_none() {
+            types::returned(mpi::bits(r), "MPI_Type_get_contents", Frames::capture());
+        }
+    }
 }
 
 pub(crate) unsafe fn op_free(op: *mut MPI_Op) -> c_int {
@@ -142,6 +258,7 @@ pub(crate) unsafe fn win_free(win: *mut MPI_Win) -> c_int {
     });
     if rc == 0 {
         mpi::object_freed(mpi::bits(w));
+        crate::rma::window_freed(mpi::bits(w));
     }
     rc
 }
@@ -180,6 +297,30 @@ pub(crate) unsafe fn file_open(
     rc
 }
 
+/// `MPI_File_set_view`: checked as a collective on the file (the data
+/// representation and the etypes' signatures agree), its filetype against
+/// its etype (`crate::io`).
+pub(crate) unsafe fn file_set_view(
+    fh: MPI_File,
+    disp: MPI_Offset,
+    etype: MPI_Datatype,
+    filetype: MPI_Datatype,
+    datarep: *const c_char,
+    info: MPI_Info,
+) -> c_int {
+    let call = Call {
+        extra: string_hash(datarep),
+        scount: 1,
+        stype: etype,
+        ..on_object(Coll::FileSetView, mpi::Object::File(fh))
+    };
+    crate::io::set_view(fh, etype, filetype, || {
+        checked(call, || unsafe {
+            PMPI_File_set_view(fh, disp, etype, filetype, datarep as *mut c_char, info)
+        })
+    })
+}
+
 pub(crate) unsafe fn file_close(fh: *mut MPI_File) -> c_int {
     // SAFETY: the user's file handle.
     let f = unsafe { *fh };
@@ -189,6 +330,7 @@ pub(crate) unsafe fn file_close(fh: *mut MPI_File) -> c_int {
     );
     if rc == 0 {
         mpi::object_freed(mpi::bits(f));
+        crate::io::file_closed(mpi::bits(f));
     }
     rc
 }

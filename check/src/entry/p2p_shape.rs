@@ -1,11 +1,14 @@
 //! What the table's point-to-point shapes (`calls.txt`: send, recv,
 //! sendrecv, sendrecv_replace, mrecv) do around a call: each send posts
 //! its companion, each receive queues its check, around the unchanged
-//! `PMPI_` call (see `crate::p2p`). With the checks off, or on a
-//! communicator without a channel, each is its `PMPI_` call and nothing
-//! else. At `MPI_THREAD_MULTIPLE` the companion (or queued receive) and
-//! the message are posted under the one lock (`crate::threads`).
+//! `PMPI_` call (see `crate::p2p`). With the point-to-point checks off,
+//! or on a communicator without a channel, each is its `PMPI_` call and
+//! nothing else, but for the check of a receive's own buffer type
+//! (`crate::datatypes`), made first. At `MPI_THREAD_MULTIPLE` the
+//! companion (or queued receive) and the message are posted under the one
+//! lock (`crate::threads`).
 
+use crate::datatypes;
 use crate::hang::{self, Kind};
 use crate::mpi::errhandler;
 use crate::p2p::{
@@ -14,6 +17,7 @@ use crate::p2p::{
 use crate::polled;
 use crate::sys::*;
 use crate::threads;
+use crate::types::TypeArg;
 use std::ffi::{c_int, c_void};
 
 /// One message's envelope and type, as a send or a receive names it.
@@ -26,6 +30,23 @@ pub(crate) struct Msg {
     pub datatype: MPI_Datatype,
 }
 
+impl Msg {
+    /// Its datatype argument, named `name` in the call.
+    fn type_arg(&self, name: &str) -> TypeArg {
+        TypeArg {
+            name: name.to_string(),
+            count: self.count,
+            datatype: self.datatype,
+        }
+    }
+
+    /// Whether its datatype is one MPI can use (else reported: the call
+    /// is then made without its checks, and MPI's own error follows).
+    fn usable(&self, call: &str) -> bool {
+        datatypes::usable(call, self.comm, &[self.type_arg("datatype")])
+    }
+}
+
 /// A blocking send; polled through its nonblocking form `ipmpi` when
 /// blocking calls are polled (`crate::hang`).
 pub(crate) fn send(
@@ -34,6 +55,9 @@ pub(crate) fn send(
     pmpi: impl FnOnce() -> c_int,
     ipmpi: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi();
+    }
     let _s = threads::enter();
     let key = sent(m.comm, m.peer, m.tag, m.count, m.datatype);
     let rc = if hang::polled() {
@@ -60,6 +84,9 @@ pub(crate) fn send_request(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi();
+    }
     let _s = threads::enter();
     let key = match persistent {
         true => None,
@@ -83,6 +110,12 @@ pub(crate) fn send_request(
         p2p::persistent_made(false, m.comm, m.peer, m.tag, m.count, m.datatype, r);
     }
     rc
+}
+
+/// The receive buffer's own check, before anything is posted: Err(the
+/// code the user's error handler got) when its type's entries overlap.
+fn buffer_checked(name: &'static str, m: &Msg) -> Result<(), c_int> {
+    datatypes::receive_buffer(name, m.comm, m.count, m.datatype)
 }
 
 /// The user's status, or ours where the user ignores it.
@@ -171,6 +204,12 @@ pub(crate) fn recv(
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
     ipmpi: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi(status);
+    }
+    if let Err(rc) = buffer_checked(name, &m) {
+        return rc;
+    }
     let _s = threads::enter();
     let key = receiving(name, m.comm, m.peer, m.tag, m.count, m.datatype);
     checked_receive(key, status, |st| {
@@ -191,6 +230,12 @@ pub(crate) fn irecv(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi();
+    }
+    if let Err(rc) = buffer_checked(name, &m) {
+        return rc;
+    }
     let _s = threads::enter();
     let key = receiving(name, m.comm, m.peer, m.tag, m.count, m.datatype);
     let rc = pmpi();
@@ -224,6 +269,12 @@ pub(crate) fn recv_init(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !m.usable(name) {
+        return pmpi();
+    }
+    if let Err(rc) = buffer_checked(name, &m) {
+        return rc;
+    }
     let rc = pmpi();
     if rc == 0 {
         // SAFETY: MPI wrote the request.
@@ -288,6 +339,12 @@ fn pair(
     polled: impl FnOnce(*mut MPI_Status) -> Option<c_int>,
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
 ) -> c_int {
+    if !pair_usable(name, s, r) {
+        return pmpi(status);
+    }
+    if let Err(rc) = buffer_checked(name, r) {
+        return rc;
+    }
     let _s = threads::enter();
     let _ = sent(s.comm, s.peer, s.tag, s.count, s.datatype);
     let key = receiving(name, r.comm, r.peer, r.tag, r.count, r.datatype);
@@ -313,6 +370,16 @@ fn pair(
     })
 }
 
+/// `usable` for a send-receive's two halves (one, in the replace form).
+fn pair_usable(name: &str, s: &Msg, r: &Msg) -> bool {
+    let replace = name.contains("replace");
+    let args = match replace {
+        true => vec![s.type_arg("datatype")],
+        false => vec![s.type_arg("sendtype"), r.type_arg("recvtype")],
+    };
+    datatypes::usable(name, s.comm, &args)
+}
+
 /// The MPI-4 nonblocking send-receive (and its replace form): a
 /// companion now, the receive queued under the request.
 #[cfg_attr(not(mpi_large_count), allow(dead_code))]
@@ -323,6 +390,12 @@ pub(crate) fn isendrecv(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !pair_usable(name, &s, &r) {
+        return pmpi();
+    }
+    if let Err(rc) = buffer_checked(name, &r) {
+        return rc;
+    }
     let send = sent(s.comm, s.peer, s.tag, s.count, s.datatype);
     let key = p2p::receiving_unreported(name, r.comm, r.peer, r.tag, r.count, r.datatype);
     let rc = pmpi();
@@ -332,6 +405,19 @@ pub(crate) fn isendrecv(
     }
     // The receive's half named in hang reports.
     receive_started(name, key, rc, request, &r)
+}
+
+/// `usable` for the receive of a matched message (named on
+/// `MPI_COMM_WORLD`: the message's communicator is MPI's to know).
+fn matched_usable(name: &str, count: i64, datatype: MPI_Datatype) -> bool {
+    let m = Msg {
+        comm: crate::mpi::comm_world(),
+        peer: 0,
+        tag: 0,
+        count,
+        datatype,
+    };
+    m.usable(name)
 }
 
 /// `MPI_Mrecv`: the receive of a message matched by a probe.
@@ -344,6 +430,9 @@ pub(crate) fn mrecv(
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
     ipmpi: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
+    if !matched_usable(name, count, datatype) {
+        return pmpi(status);
+    }
     let _s = threads::enter();
     // SAFETY: the user's message handle.
     let key = p2p::receiving_matched(name, unsafe { *message }, count, datatype);
@@ -366,6 +455,9 @@ pub(crate) fn imrecv(
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
+    if !matched_usable(name, count, datatype) {
+        return pmpi();
+    }
     let _s = threads::enter();
     // SAFETY: the user's message handle.
     let key = p2p::receiving_matched(name, unsafe { *message }, count, datatype);

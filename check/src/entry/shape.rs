@@ -13,11 +13,24 @@ pub(crate) use crate::mpi::{is_in_place, Object};
 type Dt = MPI_Datatype;
 
 /// A blocking call: checked before it is made; a failed check returns the
-/// error handler's code instead (when the handler returns).
+/// error handler's code instead (when the handler returns). A receive
+/// buffer with overlapping entries (`crate::datatypes`) is reported
+/// first; the call is still made (the other ranks are in it), and returns
+/// the handler's code. A datatype argument MPI cannot use is reported,
+/// then the call is made without its checks (they would read the type)
+/// and MPI's own error follows.
 pub(crate) fn checked(call: Call, pmpi: impl FnOnce() -> c_int) -> c_int {
-    match check::blocking(call) {
-        Ok(()) => pmpi(),
-        Err(rc) => rc,
+    if !crate::datatypes::collective_usable(&call) {
+        return pmpi();
+    }
+    let buffer = crate::datatypes::collective_buffer(&call);
+    if let Err(rc) = check::blocking(call) {
+        return rc;
+    }
+    let rc = pmpi();
+    match buffer {
+        Err(code) if rc == 0 => code,
+        _ => rc,
     }
 }
 
@@ -30,6 +43,12 @@ pub(crate) fn started(
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
     call.form = form;
+    if !crate::datatypes::collective_usable(&call) {
+        return pmpi();
+    }
+    // (A finding reached the error handler; the request is the program's
+    // to complete, so the call's own code is returned.)
+    let _ = crate::datatypes::collective_buffer(&call);
     let p = check::start(call);
     let rc = pmpi();
     if let Some(p) = p {
@@ -181,11 +200,17 @@ pub(crate) fn on_object(coll: Coll, object: Object) -> Call {
 }
 
 /// A window made collectively on `comm` gets its checker state.
-pub(crate) fn window_made(rc: c_int, win: *mut MPI_Win, comm: MPI_Comm) -> c_int {
+pub(crate) fn window_made(
+    rc: c_int,
+    win: *mut MPI_Win,
+    comm: MPI_Comm,
+    local: Option<(MPI_Aint, c_int)>,
+) -> c_int {
     if rc == 0 && !win.is_null() {
         // SAFETY: MPI wrote the window.
         let w = unsafe { *win };
         mpi::object_made(w, comm, mpi::win_label(w, comm));
+        crate::rma::window_made(w, comm, local);
     }
     rc
 }

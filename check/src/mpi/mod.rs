@@ -29,6 +29,7 @@ extern "C" {
     fn mxc_topo_graph() -> c_int;
     fn mxc_topo_dist_graph() -> c_int;
     fn mxc_proc_null() -> c_int;
+    fn mxc_datatype_null() -> MPI_Datatype;
     fn mxc_keyval_create(keyval: *mut c_int, del: extern "C" fn(*mut c_void)) -> c_int;
 }
 
@@ -73,6 +74,11 @@ pub fn proc_null() -> c_int {
     unsafe { mxc_proc_null() }
 }
 
+pub fn datatype_null() -> MPI_Datatype {
+    // SAFETY: returns the MPI_DATATYPE_NULL constant.
+    unsafe { mxc_datatype_null() }
+}
+
 pub fn comm_world() -> MPI_Comm {
     // SAFETY: reads mpi-sys's copy of MPI_COMM_WORLD.
     unsafe { RSMPI_COMM_WORLD }
@@ -113,6 +119,19 @@ pub fn op_identity(op: MPI_Op) -> (u64, u64) {
         Some(&(_, id, commute)) => (id | 1 << 63, commute),
         None => (bits(op) | 1 << 62, 0),
     }
+}
+
+/// A predefined op's name ("MPI_SUM"); None for a user op.
+pub fn op_name(op: MPI_Op) -> Option<&'static str> {
+    // SAFETY: compares the handle with the predefined ops.
+    let index = unsafe { mxc_op_index(op) };
+    if index <= 0 {
+        return None;
+    }
+    // SAFETY: mxc_op_name returns a static C string.
+    unsafe { std::ffi::CStr::from_ptr(mxc_op_name(index)) }
+        .to_str()
+        .ok()
 }
 
 /// A description of an op identity: "MPI_SUM", "a user op (function
@@ -659,6 +678,27 @@ pub fn p2p_error_code() -> c_int {
         &CODE,
         c"mpix-check: mismatched point-to-point type signature (see the mpix-check report on stderr)",
     )
+}
+
+/// The checker's error code for the misuse of a datatype (a receive into
+/// overlapping entries): a class of its own, as above.
+pub fn datatype_error_code() -> c_int {
+    static CODE: AtomicI32 = AtomicI32::new(0);
+    error_code_in(
+        &CODE,
+        c"mpix-check: erroneous use of a datatype (see the mpix-check report on stderr)",
+    )
+}
+
+/// This process's rank in `comm` and the size of its (local) group.
+pub fn rank_size(comm: MPI_Comm) -> (usize, usize) {
+    let (mut rank, mut size) = (0, 0);
+    // SAFETY: local queries of the user's communicator.
+    unsafe {
+        PMPI_Comm_rank(comm, &mut rank);
+        PMPI_Comm_size(comm, &mut size);
+    }
+    (rank.max(0) as usize, size.max(0) as usize)
 }
 
 /// The code kept in `slot`, made (class, code and `text`) at first use;
@@ -1268,6 +1308,54 @@ static WORLD_RANK: AtomicI32 = AtomicI32::new(-1);
 /// watchdog, which must not call MPI).
 pub fn world_rank_cached() -> i32 {
     WORLD_RANK.load(Ordering::Relaxed)
+}
+
+/// A datatype's true lower bound, true extent and extent in bytes; None
+/// when MPI cannot say.
+pub fn type_bounds(t: MPI_Datatype) -> Option<(i64, i64, i64)> {
+    let (mut tlb, mut text, mut lb, mut extent): (MPI_Count, MPI_Count, MPI_Count, MPI_Count) =
+        (0, 0, 0, 0);
+    // SAFETY: queries of a datatype handle the user passed.
+    let rc = unsafe {
+        PMPI_Type_get_true_extent_x(t, &mut tlb, &mut text)
+            | PMPI_Type_get_extent_x(t, &mut lb, &mut extent)
+    };
+    #[allow(clippy::unnecessary_cast)] // MPI_Count's width is the MPI's choice
+    (rc == 0).then_some((tlb as i64, text as i64, extent as i64))
+}
+
+/// Every rank's pair of `comm` (the checker's own duplicate), by rank.
+pub fn allgather_pair(comm: MPI_Comm, mine: (i64, i64)) -> Option<Vec<(i64, i64)>> {
+    let (_, size) = rank_size(comm);
+    let send = [mine.0, mine.1];
+    let mut all = vec![0i64; 2 * size];
+    // SAFETY: 16 bytes sent, 16 per rank received into a buffer of size
+    // ranks; a collective every rank of `comm` makes at this point.
+    let rc = unsafe {
+        PMPI_Allgather(
+            send.as_ptr() as *const c_void,
+            16,
+            byte(),
+            all.as_mut_ptr() as *mut c_void,
+            16,
+            byte(),
+            comm,
+        )
+    };
+    (rc == 0).then(|| all.chunks(2).map(|p| (p[0], p[1])).collect())
+}
+
+/// How many datatypes `MPI_Type_get_contents` returns for `t` (0 when
+/// MPI cannot say).
+pub fn envelope_datatypes(t: MPI_Datatype) -> usize {
+    let (mut ni, mut na, mut nd, mut combiner) = (0, 0, 0, 0);
+    // SAFETY: a query of a datatype handle the user passed.
+    let rc = unsafe { PMPI_Type_get_envelope(t, &mut ni, &mut na, &mut nd, &mut combiner) };
+    if rc == 0 {
+        nd.max(0) as usize
+    } else {
+        0
+    }
 }
 
 /// The size of a datatype in bytes (0 when MPI cannot say).

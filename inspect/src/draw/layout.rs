@@ -4,8 +4,8 @@
 //! one repetition; an indexed type's regular blocks become repetitions too.
 //! The extents of old types come from the local MPI (`mpi::extents`).
 
-use crate::describe;
 use crate::mpi::{self, Extents};
+use mpix_marshal::describe;
 use mpix_marshal::{Distribution, Kind, Node, Order, Predefined, Representation};
 use std::collections::HashMap;
 use std::ops::ControlFlow;

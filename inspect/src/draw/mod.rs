@@ -4,9 +4,9 @@
 pub mod layout;
 pub mod svg;
 
-use crate::describe;
 use crate::error::{Error, Result};
 use crate::input::Stream;
+use mpix_marshal::describe;
 
 /// What part of the types to draw.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -1,8 +1,11 @@
 //! What a tree node says in words: its title, its arguments by the names
-//! the MPI constructor gives them, and the labels of its children. Shared
-//! by `dump` (text and JSON) and `draw`.
+//! the MPI constructor gives them, the labels of its children, and the
+//! whole tree as an outline. Shared by the inspector (`dump`, `draw`) and
+//! the checker's reports (mpix-check's list of leaked types).
 
-use mpix_marshal::{Distribution, Kind, Node, Order};
+use super::codes::{Distribution, Order};
+use super::tree::{Kind, Node};
+use std::fmt::Write;
 
 /// One argument value, or one element of an argument array.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -226,5 +229,59 @@ pub fn child_labels(node: &Node) -> Vec<String> {
         Kind::Struct { .. } => (0..n).map(|i| format!("types[{i}]")).collect(),
         Kind::ValueIndex { .. } => vec!["value type".into(), "index type".into()],
         _ => (0..n).map(|_| "old".to_string()).collect(),
+    }
+}
+
+/// The tree as indented lines, one per node with its arguments, as
+/// `mpix-marshal dump` prints it without what the local MPI reports:
+/// "root: MPI_COMBINER_VECTOR" / "  count 2, blocklength 1, stride 3" /
+/// "  old: MPI_INT". Each line starts with `indent`.
+pub fn outline(node: &Node, indent: &str) -> String {
+    let mut out = String::new();
+    outline_node(node, "root", indent, &mut out);
+    out
+}
+
+fn outline_node(node: &Node, label: &str, pad: &str, out: &mut String) {
+    let _ = write!(out, "{pad}{label}: {}", title(node));
+    if let Some(n) = name(node) {
+        let _ = write!(out, " {n:?}");
+    }
+    out.push('\n');
+    let args: Vec<String> = arguments(&node.kind)
+        .into_iter()
+        .map(|(arg, value)| format!("{arg} {value}"))
+        .collect();
+    if !args.is_empty() {
+        let _ = writeln!(out, "{pad}  {}", args.join(", "));
+    }
+    let inner = format!("{pad}  ");
+    for (child, label) in node.children().iter().zip(child_labels(node)) {
+        outline_node(child, &label, &inner, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::codes::Predefined;
+
+    #[test]
+    fn outline_has_a_line_per_node_and_its_arguments() {
+        let vector = Node::new(Kind::Vector {
+            count: 2,
+            blocklength: 1,
+            stride: 3,
+            old: Box::new(Node::named(Predefined(0x209))), // MPI_INT
+        });
+        let mut named = Node::new(Kind::Dup(Box::new(vector)));
+        named.name = Some(b"halo".to_vec());
+        assert_eq!(
+            outline(&named, "> "),
+            "> root: MPI_COMBINER_DUP \"halo\"\n\
+             >   old: MPI_COMBINER_VECTOR\n\
+             >     count 2, blocklength 1, stride 3\n\
+             >     old: MPI_INT\n"
+        );
     }
 }
