@@ -102,7 +102,7 @@ pass() { # mpi
         in_mpi "$mpi" 'scripts/check-exchange-tests.sh "$CARGO_TARGET_DIR"'
     suite "$l: mpix-check lost messages and pending sends at MPI_Finalize (-n 2 and -n 4)" \
         in_mpi "$mpi" 'scripts/check-lost-tests.sh "$CARGO_TARGET_DIR"'
-    suite "$l: mpix-check datatype misuse (receives into overlapping entries, -n 2 and -n 4)" \
+    suite "$l: mpix-check datatype misuse (overlapping receive buffers, unusable arguments, leaks, one-sided and file calls; -n 2 and -n 4)" \
         in_mpi "$mpi" 'scripts/check-type-tests.sh "$CARGO_TARGET_DIR"'
     # The Python package (python/) with mpi4py's wheel, which loads any of
     # these MPIs at run time (not the MPI-5 ABI build's libmpi_abi: skipped
