@@ -59,12 +59,43 @@ pub(crate) fn place_names(place: Where) -> (String, usize, usize) {
     }
 }
 
-/// Raises the checker's datatype error on `place`: the code.
-fn raise(place: Where) -> c_int {
+/// After a finding's report: the checker's datatype error raised on
+/// `place` (its error handler called), and its code; 0 with
+/// `MPIX_CHECK=warn`, where the call goes on.
+pub(crate) fn raise(place: Where) -> c_int {
+    if report::config().mode == Mode::Warn {
+        return 0;
+    }
     let code = mpi::datatype_error_code();
     match place {
         Where::Comm(comm) => mpi::raise_code(comm, None, code),
         Where::Object(o) => mpi::raise_code(mpi::comm_null(), Some(o), code),
+    }
+}
+
+/// The report of a finding of this rank at `place`: `lines` gives its
+/// lines from this rank's name ("rank 1"), and the call site follows.
+pub(crate) fn place_report(
+    call: &str,
+    place: Where,
+    kind: &'static str,
+    summary: String,
+    lines: impl FnOnce(&str) -> Vec<String>,
+) -> Report {
+    let (label, rank, size) = place_names(place);
+    let me = format!("rank {rank}");
+    let mut details = lines(&me);
+    details.push(site::site_line(&me, call, &site::call_site()));
+    Report {
+        call: call.to_string(),
+        comm: label,
+        seq: 0,
+        rank,
+        size,
+        kind,
+        summary,
+        details,
+        fields: vec![],
     }
 }
 
@@ -76,22 +107,13 @@ pub fn receive_buffer(
     count: i64,
     t: MPI_Datatype,
 ) -> Result<(), c_int> {
-    check_buffer(call, Where::Comm(comm), count, t, "receive")
+    written_buffer(call, Where::Comm(comm), count, t, "receive")
 }
 
-/// As `receive_buffer`, for a buffer a one-sided or I/O call writes with
-/// the type (`what`: "origin", "target", "result", "read").
+/// As `receive_buffer`, for any buffer MPI writes through the type at
+/// `place` (`what`: "receive", or a one-sided or I/O call's "origin",
+/// "target", "result", "read").
 pub(crate) fn written_buffer(
-    call: &str,
-    place: Where,
-    count: i64,
-    t: MPI_Datatype,
-    what: &str,
-) -> Result<(), c_int> {
-    check_buffer(call, place, count, t, what)
-}
-
-fn check_buffer(
     call: &str,
     place: Where,
     count: i64,
@@ -128,10 +150,10 @@ fn check_buffer(
         return Ok(());
     }
     overlap_report(call, place, (count, t), &found, what).emit(mpi::world_rank_cached());
-    if report::config().mode == Mode::Warn {
-        return Ok(());
+    match raise(place) {
+        0 => Ok(()),
+        rc => Err(rc),
     }
-    Err(raise(place))
 }
 
 /// The `TYPES_FREED` count a verdict made since `before` holds for: the
@@ -160,14 +182,14 @@ pub fn collective_buffer(call: &Call) -> Result<(), c_int> {
     if !call.has_receive_buffer() {
         return Ok(());
     }
-    let mut inter = 0;
-    // SAFETY: a local query of the user's communicator.
-    if unsafe { PMPI_Comm_test_inter(call.comm, &mut inter) } != 0 || inter != 0 {
+    if !mpi::is_intracomm(call.comm) {
         return Ok(());
     }
     let (rank, size) = mpi::rank_size(call.comm);
     match call.receive_buffer(rank as i64, size as i64) {
-        Some((count, t)) => check_buffer(&call.name(), Where::Comm(call.comm), count, t, "receive"),
+        Some((count, t)) => {
+            written_buffer(&call.name(), Where::Comm(call.comm), count, t, "receive")
+        }
         None => Ok(()),
     }
 }
@@ -213,62 +235,54 @@ fn overlap_report(
     o: &mpix_marshal::Overlap,
     what: &str,
 ) -> Report {
-    let (label, rank, size) = place_names(place);
-    let me = format!("rank {rank}");
-    let mut details = vec![match what {
-        "receive" => format!(
-            "{me} receives into (count, datatype) = {}",
-            describe(count, t)
-        ),
-        _ => format!(
-            "{me}'s {what} buffer is (count, datatype) = {}",
-            describe(count, t)
-        ),
-    }];
-    let mut fields = vec![("byte", o.byte.to_string())];
-    match &o.entries {
-        Some([a, b]) => {
-            details.push(format!(
-                "elements {} and {} of the buffer both hold its byte {}:",
-                a.index, b.index, o.byte
-            ));
-            for e in [a, b] {
-                let path = if count > 1 {
-                    count_path(&with_copy(e), count, true)
-                } else {
-                    count_path(&e.path, 1, false)
-                };
-                details.push(format!(
-                    "  element {}: {} ({} at byte {})",
-                    e.index, path, e.basic, e.displacement
-                ));
-            }
-            fields.push(("first_element", a.index.to_string()));
-            fields.push(("second_element", b.index.to_string()));
+    let summary = format!(
+        "the {what} buffer's datatype has overlapping entries (a {} it is erroneous)",
+        match what {
+            "receive" => "receive into",
+            _ => "write through",
         }
-        None => details.push(format!(
+    );
+    let mut r = place_report(call, place, "datatype-overlap", summary, |me| {
+        let buffer = describe(count, t);
+        let mut lines = vec![match what {
+            "receive" => format!("{me} receives into (count, datatype) = {buffer}"),
+            _ => format!("{me}'s {what} buffer is (count, datatype) = {buffer}"),
+        }];
+        lines.extend(overlap_lines(count, o));
+        lines
+    });
+    r.fields.push(("byte", o.byte.to_string()));
+    if let Some([a, b]) = &o.entries {
+        r.fields.push(("first_element", a.index.to_string()));
+        r.fields.push(("second_element", b.index.to_string()));
+    }
+    r
+}
+
+/// The two elements that share a byte, with their places in the type.
+fn overlap_lines(count: i64, o: &mpix_marshal::Overlap) -> Vec<String> {
+    let Some([a, b]) = &o.entries else {
+        return vec![format!(
             "two of its elements hold its byte {} (the typemap is too long to name them)",
             o.byte
-        )),
+        )];
+    };
+    let mut lines = vec![format!(
+        "elements {} and {} of the buffer both hold its byte {}:",
+        a.index, b.index, o.byte
+    )];
+    for e in [a, b] {
+        let path = if count > 1 {
+            count_path(&with_copy(e), count, true)
+        } else {
+            count_path(&e.path, 1, false)
+        };
+        lines.push(format!(
+            "  element {}: {} ({} at byte {})",
+            e.index, path, e.basic, e.displacement
+        ));
     }
-    details.push(site::site_line(&me, call, &site::call_site()));
-    Report {
-        call: call.to_string(),
-        comm: label,
-        seq: 0,
-        rank,
-        size,
-        kind: "datatype-overlap",
-        summary: format!(
-            "the {what} buffer's datatype has overlapping entries (a {} it is erroneous)",
-            match what {
-                "receive" => "receive into",
-                _ => "write through",
-            }
-        ),
-        details,
-        fields,
-    }
+    lines
 }
 
 /// An entry's path as inside a contiguous type of the count, the terms
@@ -524,9 +538,7 @@ pub(crate) fn collective_usable(call: &Call) -> bool {
     if !arrays && fine(call.stype) && fine(call.rtype) {
         return true;
     }
-    let mut inter = 0;
-    // SAFETY: a local query of the user's communicator.
-    if unsafe { PMPI_Comm_test_inter(call.comm, &mut inter) } != 0 || inter != 0 {
+    if !mpi::is_intracomm(call.comm) {
         return true;
     }
     let (rank, size) = mpi::rank_size(call.comm);
@@ -549,22 +561,10 @@ pub(crate) fn handle_usable(call: &str, t: MPI_Datatype) -> bool {
 
 /// The report of the unusable arguments `problems` of `call`.
 fn argument_report(call: &str, place: Where, summary: &str, problems: Vec<String>) -> Report {
-    let (label, rank, size) = place_names(place);
-    let me = format!("rank {rank}");
-    let mut details = problems;
-    details.push(site::site_line(&me, call, &site::call_site()));
-    details.push("the MPI's own error follows".to_string());
-    Report {
-        call: call.to_string(),
-        comm: label,
-        seq: 0,
-        rank,
-        size,
-        kind: "datatype-argument",
-        summary: summary.to_string(),
-        details,
-        fields: vec![],
-    }
+    let kind = "datatype-argument";
+    let mut r = place_report(call, place, kind, summary.to_string(), |_| problems);
+    r.details.push("the MPI's own error follows".to_string());
+    r
 }
 
 // ---- Datatypes never freed (issue 30, item 4) ----

@@ -7,9 +7,8 @@
 use crate::datatypes::{self, Where};
 use crate::mpi::{self, Object};
 use crate::record::{PACKED, UNKNOWN};
-use crate::report::{self, Mode, Report};
+use crate::report;
 use crate::sig::{describe, sig_of};
-use crate::site;
 use crate::sys::*;
 use crate::types::TypeArg;
 use mpix_marshal::HashKind;
@@ -159,40 +158,17 @@ fn whole_etypes(v: &View, count: i64, t: MPI_Datatype, what: &str) -> Option<Str
 /// Reports `problem` of `call` on the file and raises it there: the code
 /// (0 with `MPIX_CHECK=warn`).
 fn finding(call: &str, fh: MPI_File, problem: String) -> c_int {
-    emit(
-        call,
-        fh,
-        "the data's datatype does not fit the file's view",
-        problem,
-    );
+    let summary = "the data's datatype does not fit the file's view";
+    emit(call, fh, summary, problem);
     raise(fh)
 }
 
 fn emit(call: &str, fh: MPI_File, summary: &str, problem: String) {
     let place = Where::Object(Object::File(fh));
-    let (label, rank, size) = datatypes::place_names(place);
-    let me = format!("rank {rank}");
-    Report {
-        call: call.to_string(),
-        comm: label,
-        seq: 0,
-        rank,
-        size,
-        kind: "io",
-        summary: summary.to_string(),
-        details: vec![problem, site::site_line(&me, call, &site::call_site())],
-        fields: vec![],
-    }
-    .emit(mpi::world_rank_cached());
+    let report = datatypes::place_report(call, place, "io", summary.to_string(), |_| vec![problem]);
+    report.emit(mpi::world_rank_cached());
 }
 
 fn raise(fh: MPI_File) -> c_int {
-    if report::config().mode == Mode::Warn {
-        return 0;
-    }
-    mpi::raise_code(
-        mpi::comm_null(),
-        Some(Object::File(fh)),
-        mpi::datatype_error_code(),
-    )
+    datatypes::raise(Where::Object(Object::File(fh)))
 }

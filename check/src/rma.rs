@@ -15,9 +15,8 @@
 use crate::datatypes::{self, Where};
 use crate::mpi::{self, Object};
 use crate::record::{PACKED, UNKNOWN};
-use crate::report::{self, Mode, Report};
+use crate::report;
 use crate::sig::{difference_lines, sig_of};
-use crate::site;
 use crate::sys::*;
 use crate::types::TypeArg;
 use std::collections::{BTreeSet, HashMap};
@@ -97,10 +96,10 @@ static WINDOWS: Mutex<Option<Windows>> = Mutex::new(None);
 /// Window handle bits → each rank's (size, disp_unit).
 type Windows = HashMap<u64, Vec<(i64, i64)>>;
 
-/// A window was made on `comm` with this rank's `size` and `disp_unit`
-/// (None: a dynamic window): every rank's, gathered on the checker's
-/// duplicate while all are in the call.
-pub(crate) fn window_made(win: MPI_Win, comm: MPI_Comm, local: Option<(MPI_Aint, c_int)>) {
+/// A window was made with this rank's `size` and `disp_unit` (None: a
+/// dynamic window): every rank's, gathered on the checker's duplicate of
+/// its communicator while all are in the call.
+pub(crate) fn window_made(win: MPI_Win, local: Option<(MPI_Aint, c_int)>) {
     let Some((size, unit)) = local else { return };
     let Some(dup) = mpi::object_state(Object::Win(win)).map(|s| s.dup) else {
         return;
@@ -108,7 +107,6 @@ pub(crate) fn window_made(win: MPI_Win, comm: MPI_Comm, local: Option<(MPI_Aint,
     #[allow(clippy::unnecessary_cast)] // MPI_Aint is i64 or isize, by the bindings
     let mine = (size as i64, i64::from(unit));
     let all = crate::internal::within(|| mpi::allgather_pair(dup, mine));
-    let _ = comm;
     if let Some(all) = all {
         let mut w = WINDOWS.lock().unwrap_or_else(|e| e.into_inner());
         w.get_or_insert_with(HashMap::new)
@@ -154,15 +152,19 @@ pub(crate) fn access(name: &str, win: MPI_Win, a: Access, pmpi: impl FnOnce() ->
     if problems.is_empty() {
         return pmpi();
     }
-    rma_report(name, place, &a, problems).emit(mpi::world_rank_cached());
-    if report::config().mode == Mode::Warn {
-        return pmpi();
+    let summary = "the one-sided operation's datatypes are erroneous".to_string();
+    let report = datatypes::place_report(name, place, "rma", summary, |me| {
+        let target = format!(
+            "{me} targets rank {} at displacement {}",
+            a.target_rank, a.target_disp
+        );
+        std::iter::once(target).chain(problems).collect()
+    });
+    report.emit(mpi::world_rank_cached());
+    match datatypes::raise(place) {
+        0 => pmpi(),
+        rc => rc,
     }
-    mpi::raise_code(
-        mpi::comm_null(),
-        Some(Object::Win(win)),
-        mpi::datatype_error_code(),
-    )
 }
 
 /// The buffer MPI writes with the type's entries (a get's origin, a put's
@@ -327,26 +329,4 @@ fn range_problem(win: MPI_Win, a: &Access) -> Option<String> {
             crate::sig::describe(count, t)
         )
     })
-}
-
-fn rma_report(name: &str, place: Where, a: &Access, problems: Vec<String>) -> Report {
-    let (label, rank, size) = datatypes::place_names(place);
-    let me = format!("rank {rank}");
-    let mut details = vec![format!(
-        "{me} targets rank {} at displacement {}",
-        a.target_rank, a.target_disp
-    )];
-    details.extend(problems);
-    details.push(site::site_line(&me, name, &site::call_site()));
-    Report {
-        call: name.to_string(),
-        comm: label,
-        seq: 0,
-        rank,
-        size,
-        kind: "rma",
-        summary: "the one-sided operation's datatypes are erroneous".to_string(),
-        details,
-        fields: vec![],
-    }
 }

@@ -210,7 +210,7 @@ pub(crate) fn window_made(
         // SAFETY: MPI wrote the window.
         let w = unsafe { *win };
         mpi::object_made(w, comm, mpi::win_label(w, comm));
-        crate::rma::window_made(w, comm, local);
+        crate::rma::window_made(w, local);
     }
     rc
 }

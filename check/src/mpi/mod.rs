@@ -690,6 +690,14 @@ pub fn datatype_error_code() -> c_int {
     )
 }
 
+/// Whether `comm` is an intracommunicator (false for an
+/// intercommunicator, or when MPI cannot say).
+pub fn is_intracomm(comm: MPI_Comm) -> bool {
+    let mut inter = 0;
+    // SAFETY: a local query of the user's communicator.
+    unsafe { PMPI_Comm_test_inter(comm, &mut inter) == 0 && inter == 0 }
+}
+
 /// This process's rank in `comm` and the size of its (local) group.
 pub fn rank_size(comm: MPI_Comm) -> (usize, usize) {
     let (mut rank, mut size) = (0, 0);
