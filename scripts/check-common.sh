@@ -65,11 +65,12 @@ scenario() {
 # correct program that prints "NAME: ..." result lines (one of them
 # "NAME: checksum ..."): the same exit status 0, no report, no more objects
 # left behind and the same result lines with the checker as without it.
-# correct_timeout (default 20) is the checked run's MPIX_CHECK_TIMEOUT.
+# correct_timeout (default 20) is the checked run's MPIX_CHECK_TIMEOUT;
+# correct_tag, if set, names the checked run's log apart (another mode).
 correct() {
     local name=$1 n=$2 program=$3; shift 3
     local t=${correct_timeout:-20}
-    local plain="$out/$name-plain-$n.log" checked="$out/$name-checked-t$t-$n.log" rc1 rc2
+    local plain="$out/$name-plain-$n.log" checked="$out/$name${correct_tag:+-$correct_tag}-checked-t$t-$n.log" rc1 rc2
     timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/$program" "$@" >"$plain" 2>&1 </dev/null
     rc1=$?
     timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" "${checker_env[@]}" \
@@ -84,7 +85,7 @@ correct() {
     elif ! grep -q "^$name: checksum" "$checked" || ! diff <(grep "^$name:" "$plain") <(grep "^$name:" "$checked") >/dev/null; then
         fail "$name -n $n: results differ with the checker" "$checked"
     else
-        passed=$((passed + 1)); echo "ok   $name -n $n, MPIX_CHECK_TIMEOUT=$t (no report, same results: $(grep "^$name: checksum" "$checked"))"
+        passed=$((passed + 1)); echo "ok   $name${correct_tag:+ ($correct_tag)} -n $n, MPIX_CHECK_TIMEOUT=$t (no report, same results: $(grep "^$name: checksum" "$checked"))"
         return 0
     fi
     return 1

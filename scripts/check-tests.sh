@@ -20,6 +20,63 @@ json_kind='"tool":"mpix-check"'
 one_report=1
 . scripts/check-common.sh
 
+# The differences MPI lives through (the call neither hangs nor fails) or
+# fails on in the call (a truncation), by one rank (the last): run in each
+# mode of verification, with the same reports. PREFIX names the mode's runs.
+differences() { # N PREFIX
+    local n=$1 prefix=$2 l=$(($1 - 1)) others
+    if [ "$n" = 2 ]; then others="rank 0"; else others="ranks 0-$((n - 2))"; fi
+    scenario "${prefix}paper2-int-vs-byte" "$n" fail -- int_byte <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
+rank 0 (root) (count, datatype) = 1 x MPI_INT: 1 element, 4 bytes
+rank $l (count, datatype) = 4 x MPI_BYTE: 4 elements, 4 bytes
+first difference at element 0 of the signatures:
+rank 0 (root) has MPI_INT at element 0 of 1 x MPI_INT
+rank $l has MPI_BYTE at element 0 of 4 x MPI_BYTE
+EOF2
+    scenario "${prefix}paper4-root" "$n" fail -- root <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
+mpix-check:   $others: root 0
+mpix-check:   rank $l: root $l
+mpix-check: rank $l of $n is in the finding on MPI_Bcast on MPI_COMM_WORLD, call #1 there, that rank 0 reports
+EOF2
+    if [ "$n" = 4 ]; then # two ranks per half: a root can differ within the odd half
+        # Ranks named in the communicator and in MPI_COMM_WORLD.
+        scenario "${prefix}split-root" "$n" fail -- split_root <<EOF2
+mpix-check: MPI_Bcast on an unnamed communicator of 2 ranks, call #1 there: the ranks passed different roots (reported by rank 0 of 2)
+mpix-check:   rank 0 (world rank 1): root 0
+mpix-check:   rank 1 (world rank 3): root 1
+mpix-check: rank 1 of 2 is in the finding on MPI_Bcast on an unnamed communicator of 2 ranks, call #1 there, that rank 0 reports
+EOF2
+    fi
+    scenario "${prefix}op" "$n" fail -- op <<EOF2
+mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #1 there: the ranks passed different ops
+mpix-check:   $others: MPI_SUM
+mpix-check:   rank $l: MPI_MAX
+EOF2
+    scenario "${prefix}user-op" "$n" fail -- user_op <<EOF2
+mpix-check: MPI_Reduce on MPI_COMM_WORLD, call #1 there: the ranks passed different ops
+mpix-check:   $others: a user op (function identity
+mpix-check:   rank $l: a user op (function identity
+EOF2
+    scenario "${prefix}in-place" "$n" fail -- in_place <<EOF2
+mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #1 there: MPI_IN_PLACE must be given on all ranks or on none
+mpix-check:   rank 0: MPI_IN_PLACE
+EOF2
+    scenario "${prefix}struct-path" "$n" fail -- struct <<EOF2
+the type signatures do not match (reported by rank $l of $n)
+first difference at element 1 of the signatures:
+rank 0 (root) has MPI_DOUBLE at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE
+rank $l has MPI_FLOAT at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_FLOAT
+EOF2
+    scenario "${prefix}gather-count" "$n" fail -- gather_count <<EOF2
+mpix-check: MPI_Gather on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
+rank 0 (root) (recvcount, recvtype) = 1 x MPI_INT: 1 element, 4 bytes
+rank $l (sendcount, sendtype) = 2 x MPI_INT: 2 elements, 8 bytes
+first difference at element 1 of the signatures:
+EOF2
+}
+
 for n in 2 4; do
     l=$((n - 1))
     if [ "$n" = 2 ]; then others="rank 0"; else others="ranks 0-$((n - 2))"; fi
@@ -28,55 +85,7 @@ on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
 mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
 mpix-check:   rank $l: MPI_Barrier (call #1 on this communicator)
 EOF2
-    scenario paper2-int-vs-byte "$n" fail -- int_byte <<EOF2
-mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
-rank 0 (root) (count, datatype) = 1 x MPI_INT: 1 element, 4 bytes
-rank $l (count, datatype) = 4 x MPI_BYTE: 4 elements, 4 bytes
-first difference at element 0 of the signatures:
-rank 0 (root) has MPI_INT at element 0 of 1 x MPI_INT
-rank $l has MPI_BYTE at element 0 of 4 x MPI_BYTE
-EOF2
-    scenario paper4-root "$n" fail -- root <<EOF2
-mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
-mpix-check:   $others: root 0
-mpix-check:   rank $l: root $l
-mpix-check: rank $l of $n is in the finding on MPI_Bcast on MPI_COMM_WORLD, call #1 there, that rank 0 reports
-EOF2
-    if [ "$n" = 4 ]; then # two ranks per half: a root can differ within the odd half
-        # Ranks named in the communicator and in MPI_COMM_WORLD.
-        scenario split-root "$n" fail -- split_root <<EOF2
-mpix-check: MPI_Bcast on an unnamed communicator of 2 ranks, call #1 there: the ranks passed different roots (reported by rank 0 of 2)
-mpix-check:   rank 0 (world rank 1): root 0
-mpix-check:   rank 1 (world rank 3): root 1
-mpix-check: rank 1 of 2 is in the finding on MPI_Bcast on an unnamed communicator of 2 ranks, call #1 there, that rank 0 reports
-EOF2
-    fi
-    scenario op "$n" fail -- op <<EOF2
-mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #1 there: the ranks passed different ops
-mpix-check:   $others: MPI_SUM
-mpix-check:   rank $l: MPI_MAX
-EOF2
-    scenario user-op "$n" fail -- user_op <<EOF2
-mpix-check: MPI_Reduce on MPI_COMM_WORLD, call #1 there: the ranks passed different ops
-mpix-check:   $others: a user op (function identity
-mpix-check:   rank $l: a user op (function identity
-EOF2
-    scenario in-place "$n" fail -- in_place <<EOF2
-mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #1 there: MPI_IN_PLACE must be given on all ranks or on none
-mpix-check:   rank 0: MPI_IN_PLACE
-EOF2
-    scenario struct-path "$n" fail -- struct <<EOF2
-the type signatures do not match (reported by rank $l of $n)
-first difference at element 1 of the signatures:
-rank 0 (root) has MPI_DOUBLE at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE
-rank $l has MPI_FLOAT at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_FLOAT
-EOF2
-    scenario gather-count "$n" fail -- gather_count <<EOF2
-mpix-check: MPI_Gather on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
-rank 0 (root) (recvcount, recvtype) = 1 x MPI_INT: 1 element, 4 bytes
-rank $l (sendcount, sendtype) = 2 x MPI_INT: 2 elements, 8 bytes
-first difference at element 1 of the signatures:
-EOF2
+    differences "$n" ""
     scenario alltoallv-pair "$n" fail -- alltoallv <<EOF2
 mpix-check: MPI_Alltoallv on MPI_COMM_WORLD, call #1 there: the type signatures of the data rank 0 sends to rank 1 do not match (reported by rank 1 of $n)
 rank 0 sends (sendcounts[1], sendtype) = 1 x MPI_INT: 1 element, 4 bytes
@@ -205,6 +214,29 @@ EOF2
     # The same with the timeout off (the checks' waits are MPI's blocking
     # ones then, and nonblocking checks poll).
     correct_timeout=0 correct correct "$n" correct
+done
+# Batched verification (MPIX_CHECK_VERIFY=batched, in batches of 4 calls):
+# the same reports, printed when the batch is verified (here at
+# MPI_Finalize, or at the truncation MPI raises); a difference at call #3
+# followed by 1000 correct calls still names call #3 and its line (in both
+# modes); the
+# correct program silent. The differences MPI hangs on are reported as
+# hangs in this mode (docs/mpix-check.md, "Batched verification").
+for n in 2 4; do
+    l=$((n - 1))
+    for verify in immediate batched; do
+        scenario "late-$verify" "$n" fail MPIX_CHECK_VERIFY=$verify MPIX_CHECK_BATCH=16 -- late <<EOF2
+mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #3 there: the ranks passed different ops
+mpix-check:   rank $l: MPI_MAX
+mpix-check:   rank 0 called MPI_Allreduce from main at errors.c:61
+mpix-check:   rank $l called MPI_Allreduce from main at errors.c:61
+EOF2
+    done
+done
+checker_env=(MPIX_CHECK_TIMEOUT=3 MPIX_CHECK_VERIFY=batched MPIX_CHECK_BATCH=4)
+for n in 2 4; do
+    differences "$n" batched-
+    correct_tag=batched correct correct "$n" correct
 done
 echo "mpix-check tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -92,8 +92,10 @@ pass() { # mpi
     esac
     suite "$l: install, build the demo three ways, run it" in_mpi "$mpi" 'scripts/install-test.sh'
     suite "$l: man pages (mandoc -T lint, 80 columns)" in_mpi "$mpi" 'cargo build -q $features && scripts/man-lint.sh "$CARGO_TARGET_DIR"'
+    # The release build is install.sh's (the workspace's, as installed):
+    # `-p mpix-check` alone would build the library again with other features.
     suite "$l: mpix-check (release build, erroneous and correct programs under mpiexec -n 2 and -n 4)" \
-        in_mpi "$mpi" 'cargo build --release -p mpix-check $MPIX_CHECK_FEATURES && scripts/check-tests.sh "$CARGO_TARGET_DIR"'
+        in_mpi "$mpi" 'cargo build --release $features && scripts/check-tests.sh "$CARGO_TARGET_DIR"'
     suite "$l: mpix-check point to point (on by default; erroneous and correct programs, threads, -n 2 and -n 4)" \
         in_mpi "$mpi" 'scripts/check-p2p-tests.sh "$CARGO_TARGET_DIR"'
     suite "$l: mpix-check hangs (point-to-point hangs reported, MPIX_CHECK_TIMEOUT=2, -n 2 and -n 4)" \

@@ -479,7 +479,7 @@ fn rank_role(call: &Call, r: usize) -> String {
 
 /// This rank's place in the checks' exchanges (its merged rank on an
 /// intercommunicator) and the number of ranks that take part.
-fn place(st: &State) -> (usize, usize) {
+pub(crate) fn place(st: &State) -> (usize, usize) {
     match &st.inter {
         Some(x) => (x.local.get(st.rank).copied().unwrap_or(0), x.who.len()),
         None => (st.rank, st.size),
@@ -576,6 +576,16 @@ fn base_report(call: &Call, st: &State, kind: &'static str, summary: String) -> 
     }
 }
 
+/// A record's call, by name. Call 0 is a batched rank's "no call": it
+/// verified its batch (`crate::batch`) where the others made one more.
+fn call_name(code: u64) -> String {
+    match Coll::from_code(code) {
+        Some((c, form)) => c.name(form),
+        None if code == 0 => "no call (it verified its batch of calls there)".into(),
+        None => format!("an unknown call ({code})"),
+    }
+}
+
 /// The report lines of a finding every rank sees in the records.
 fn group_lines(call: &Call, st: &State, recs: &[Record], f: &Finding) -> (String, Vec<String>) {
     let ranks = |r: &[usize]| rank_set(st, r);
@@ -584,9 +594,7 @@ fn group_lines(call: &Call, st: &State, recs: &[Record], f: &Finding) -> (String
             "the ranks are in different collective calls".into(),
             g.iter()
                 .map(|((code, seq), r)| {
-                    let name = Coll::from_code(*code)
-                        .map(|(c, nb)| c.name(nb))
-                        .unwrap_or_else(|| format!("an unknown call ({code})"));
+                    let name = call_name(*code);
                     format!("{}: {name} (call #{seq} on this communicator)", ranks(r))
                 })
                 .collect(),
@@ -806,7 +814,8 @@ fn conclude(call: &Call) -> Result<(), c_int> {
 
 /// The state of the call's communicator when the call is checked; a
 /// neighborhood collective gets the communicator's neighborhood.
-fn enabled(call: &mut Call) -> Option<&'static mut State> {
+pub(crate) fn enabled(call: &mut Call) -> Option<&'static mut State> {
+    mpi::watch_with(watchdog::poll_dyn);
     if config().mode == Mode::Off || crate::internal::active() {
         return None;
     }
@@ -826,7 +835,7 @@ fn enabled(call: &mut Call) -> Option<&'static mut State> {
 }
 
 /// The watchdog's mark while this rank waits in the check of `call`.
-fn arm(call: &Call, st: &State, phase: Phase) -> Option<crate::waiting::Guard> {
+pub(crate) fn arm(call: &Call, st: &State, phase: Phase) -> Option<crate::waiting::Guard> {
     crate::waiting::arm(Waiting {
         call: call.coll as u64 | call.form.bits(),
         seq: st.seq,
@@ -841,7 +850,7 @@ fn arm(call: &Call, st: &State, phase: Phase) -> Option<crate::waiting::Guard> {
 
 /// The check's own MPI exchange failed: no conclusion is drawn, the user's
 /// call goes ahead, and the first such failure is said once.
-fn exchange_failed(call: &Call, rc: c_int) -> Result<(), c_int> {
+pub(crate) fn exchange_failed(call: &Call, rc: c_int) -> Result<(), c_int> {
     static SAID: std::sync::Once = std::sync::Once::new();
     SAID.call_once(|| {
         eprintln!(
@@ -913,17 +922,31 @@ fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
     b.finish()
 }
 
+/// The collective calls checked on this process (`MPIX_CHECK_STATS`).
+pub static CHECKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// The check of a blocking call, before the call itself. Err(code): the
 /// code the wrapper returns instead of making the call.
 pub fn blocking(mut call: Call) -> Result<(), c_int> {
-    mpi::watch_with(watchdog::poll_dyn);
     let Some(st) = enabled(&mut call) else {
         return Ok(());
     };
-    let call = &call;
+    verify_now(&call, st)
+}
+
+/// The next call on `st`'s communicator, recorded: its number, record and
+/// digest.
+pub(crate) fn recorded(call: &Call, st: &mut State) -> (Record, Digest) {
+    CHECKED.fetch_add(1, Ordering::Relaxed);
     st.seq += 1;
     let rec = call.record(st);
     let mine = digest_of(call, st, &rec);
+    (rec, mine)
+}
+
+/// The check of a blocking call as `blocking`, on its state (`enabled`).
+pub(crate) fn verify_now(call: &Call, st: &mut State) -> Result<(), c_int> {
+    let (rec, mine) = recorded(call, st);
     let reduced = {
         let _w = arm(call, st, Phase::Arguments);
         mpi::allreduce_digest(st.dup, place(st), &mine)
@@ -945,9 +968,15 @@ fn tag(seq: u64, phase: Phase) -> c_int {
 /// records, then the pairs of a "v"/"w" call; a finding is reported. A
 /// disagreement the exact rules accept (`MPI_PACKED`) ends here with none.
 fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
+    slow_at(call, st, rec, &site::call_site())
+}
+
+/// The slow path of a call made at `site` (`site::call_site`'s form): the
+/// current call's, or a batched call's, verified later.
+pub(crate) fn slow_at(call: &Call, st: &State, rec: &Record, site: &str) -> Result<(), c_int> {
     let _w = arm(call, st, Phase::Records);
     let mut words = rec.to_words().to_vec();
-    words.extend(site::site_words(&site::call_site()));
+    words.extend(site::site_words(site));
     let (me, n) = place(st);
     let per = WORDS + site::SITE_WORDS;
     let all = match mpi::exchange(st.dup, tag(st.seq, Phase::Records), me, n, per, |_| {
@@ -964,9 +993,7 @@ fn slow(call: &Call, st: &State, rec: &Record) -> Result<(), c_int> {
         .chunks(per)
         .enumerate()
         .map(|(i, c)| {
-            let name = Coll::from_code(recs[i].call)
-                .map(|(c, f)| c.name(f))
-                .unwrap_or_else(|| "an unknown call".into());
+            let name = call_name(recs[i].call);
             site::site_line(&label(st, i), &name, &site::site_text(&c[WORDS..]))
         })
         .collect();
@@ -1150,12 +1177,10 @@ pub fn any_pending() -> bool {
 
 /// Starts a nonblocking call's check: posts its reduction without waiting.
 pub fn start(mut call: Call) -> Option<Box<Pending>> {
-    mpi::watch_with(watchdog::poll_dyn);
     let st = enabled(&mut call)?;
-    st.seq += 1;
-    let rec = call.record(st);
+    let (rec, mine) = recorded(&call, st);
     let mut p = Box::new(Pending {
-        mine: Box::new(digest_of(&call, st, &rec)),
+        mine: Box::new(mine),
         reduced: Box::new([0; digest::WORDS]),
         call,
         st: st as *mut State,
@@ -1193,6 +1218,24 @@ pub fn start(mut call: Call) -> Option<Box<Pending>> {
         }
     }
     Some(p)
+}
+
+/// `st` as a call made earlier saw it: its own sequence number, for the
+/// reports of a check completed later.
+pub(crate) fn view(st: &State, seq: u64) -> State {
+    State {
+        dup: st.dup,
+        seq,
+        rank: st.rank,
+        size: st.size,
+        unchecked: false,
+        inter: st.inter.clone(),
+        id: st.id,
+        comm: st.comm,
+        topo: st.topo.clone(),
+        label: st.label.clone(),
+        batch: None,
+    }
 }
 
 /// How far a nonblocking call's check has come.
@@ -1248,19 +1291,7 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
     };
     // SAFETY: the state outlives its communicator's requests.
     let st = unsafe { &*p.st };
-    // The checked call's own sequence number, for the reports.
-    let view = State {
-        dup: st.dup,
-        seq: p.seq,
-        rank: st.rank,
-        size: st.size,
-        unchecked: false,
-        inter: st.inter.clone(),
-        id: st.id,
-        comm: st.comm,
-        topo: st.topo.clone(),
-        label: st.label.clone(),
-    };
+    let view = view(st, p.seq);
     let done = if block {
         let _w = arm(&p.call, &view, Phase::Arguments);
         let mut out = Progress::Waiting;

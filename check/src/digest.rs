@@ -179,10 +179,18 @@ fn pair_hash(from: u64, to: u64, hash: u64, count: u64) -> u64 {
 /// Folds `input` into `acc` (the reduction's operation; commutative and
 /// associative, so MPI may apply it in any order).
 pub fn combine(input: &Digest, acc: &mut Digest) {
-    for i in 0..AND_WORDS {
-        acc[i] &= input[i];
+    combine_all(input, acc);
+}
+
+/// `combine` of each digest of a batch (words of whole digests) into the
+/// same digest of `acc`.
+pub fn combine_all(input: &[u64], acc: &mut [u64]) {
+    for (x, a) in input.chunks_exact(WORDS).zip(acc.chunks_exact_mut(WORDS)) {
+        for i in 0..AND_WORDS {
+            a[i] &= x[i];
+        }
+        a[AND_WORDS] = a[AND_WORDS].wrapping_add(x[AND_WORDS]);
     }
-    acc[AND_WORDS] = acc[AND_WORDS].wrapping_add(input[AND_WORDS]);
 }
 
 /// Folds a rank's own equality words into a result it was handed (the
@@ -191,9 +199,46 @@ pub fn combine(input: &Digest, acc: &mut Digest) {
 /// consistent" when the result came from a rank whose check is of the
 /// other kind (see `mpi::digest_shape`) and differs from this one.
 pub fn and_in(own: &Digest, acc: &mut Digest) {
-    for i in 0..AND_WORDS {
-        acc[i] &= own[i];
+    and_in_all(own, acc);
+}
+
+/// `and_in` of each digest of a batch.
+pub fn and_in_all(own: &[u64], acc: &mut [u64]) {
+    for (x, a) in own.chunks_exact(WORDS).zip(acc.chunks_exact_mut(WORDS)) {
+        for i in 0..AND_WORDS {
+            a[i] &= x[i];
+        }
     }
+}
+
+/// A batch of `slots` digests, as one rank reduces it: its calls'
+/// digests in order, then for each slot it has no call for, the digest of
+/// "no call" (call 0; no other word). A rank that made fewer calls than
+/// another before the batch was verified disagrees with it in the first
+/// slot it lacks; ranks that all lack a slot agree on it.
+pub fn batch(digests: &[Digest], slots: usize) -> Vec<u64> {
+    let mut none = [u64::MAX; WORDS];
+    none[2 * CALL] = 0;
+    none[AND_WORDS] = 0;
+    let mut out = Vec::with_capacity(slots * WORDS);
+    for d in digests.iter().chain(std::iter::repeat(&none)).take(slots) {
+        out.extend_from_slice(d);
+    }
+    out
+}
+
+/// The slots of a reduced batch whose calls are not consistent, in order.
+pub fn inconsistent_slots(reduced: &[u64]) -> Vec<usize> {
+    reduced
+        .chunks_exact(WORDS)
+        .enumerate()
+        .filter(|(_, d)| {
+            let mut r = [0u64; WORDS];
+            r.copy_from_slice(d);
+            !consistent(&r)
+        })
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// The verdict on the reduced digest: true when every rank's call is
@@ -328,6 +373,31 @@ mod tests {
         let mut u = sig(7, 1);
         u.flags |= UNKNOWN;
         assert!(!verdict(&[rec(u, Sig::NONE), rec(u, Sig::NONE)]));
+    }
+
+    #[test]
+    fn a_batch_finds_each_differing_call_and_each_missing_one() {
+        let a = Builder::new(&rec(sig(7, 1), sig(7, 1))).finish();
+        let b = Builder::new(&rec(sig(8, 1), sig(8, 1))).finish();
+        let reduce = |xs: &[Vec<u64>]| {
+            let mut acc = xs[0].clone();
+            xs[1..].iter().for_each(|x| combine_all(x, &mut acc));
+            acc
+        };
+        // The same calls, padded alike: consistent.
+        let same = reduce(&[batch(&[a, b], 4), batch(&[a, b], 4)]);
+        assert!(inconsistent_slots(&same).is_empty());
+        // The second call differs.
+        let differ = reduce(&[batch(&[a, b], 4), batch(&[a, a], 4)]);
+        assert_eq!(inconsistent_slots(&differ), vec![1]);
+        // One rank made one call fewer: its first missing slot differs.
+        let fewer = reduce(&[batch(&[a, b, a], 4), batch(&[a, b], 4)]);
+        assert_eq!(inconsistent_slots(&fewer), vec![2]);
+        // A batch reduced by the doubling's last step (and_in_all) keeps
+        // its verdict.
+        let mut again = same.clone();
+        and_in_all(&batch(&[a, b], 4), &mut again);
+        assert!(inconsistent_slots(&again).is_empty());
     }
 
     #[test]

@@ -16,7 +16,8 @@
 //! 1. `entry`: the interposed `MPI_` functions, generated from the table
 //!    of calls (`check/calls.txt`) by the build script, with their shapes
 //!    and hand-written bodies.
-//! 2. The checks: `check` (collective calls), `p2p` (point to point:
+//! 2. The checks: `check` (collective calls; `batch`: their verification
+//!    in batches), `p2p` (point to point:
 //!    channels, companions, receive matching, persistent requests,
 //!    completion; `p2p::lost`: lost messages at `MPI_Finalize`),
 //!    `datatypes` (misuse of a datatype argument itself), `rma` and `io`
@@ -54,6 +55,7 @@ pub(crate) mod sys {
     pub use pmpi::*;
 }
 
+pub mod batch;
 pub mod check;
 pub mod datatypes;
 pub mod digest;

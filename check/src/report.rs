@@ -23,6 +23,53 @@ pub struct Config {
     pub timeout: Option<Duration>,
     /// `MPIX_CHECK_LOG`: a file that gets one JSON object per finding.
     pub log: Option<String>,
+    /// `MPIX_CHECK_VERIFY`: when a collective call is verified.
+    pub verify: Verify,
+}
+
+/// When the ranks verify a collective call (`MPIX_CHECK_VERIFY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verify {
+    /// Before the call is made (`immediate`, the default).
+    Immediate,
+    /// In batches of this many calls (`batched`; `MPIX_CHECK_BATCH`,
+    /// default 16): the blocking calls on an intracommunicator are
+    /// recorded, and verified together in one exchange when the batch is
+    /// full, at the communicator's next call that is not batched, at its
+    /// free and at `MPI_Finalize` (`crate::batch`).
+    Batched(usize),
+}
+
+/// The batch size when `MPIX_CHECK_BATCH` is unset or not a number in
+/// 1..=`MAX_BATCH`.
+pub const DEFAULT_BATCH: usize = 16;
+pub const MAX_BATCH: usize = 256;
+
+impl Verify {
+    /// From `MPIX_CHECK_VERIFY` and `MPIX_CHECK_BATCH`; a value that is
+    /// neither is said once on stderr and the default used.
+    fn from_env() -> Verify {
+        let mode = std::env::var("MPIX_CHECK_VERIFY").unwrap_or_default();
+        let mode = mode.trim();
+        if !mode.eq_ignore_ascii_case("batched") {
+            if !mode.is_empty() && !mode.eq_ignore_ascii_case("immediate") {
+                eprintln!("mpix-check: MPIX_CHECK_VERIFY={mode} is neither immediate nor batched: immediate");
+            }
+            return Verify::Immediate;
+        }
+        let Ok(text) = std::env::var("MPIX_CHECK_BATCH") else {
+            return Verify::Batched(DEFAULT_BATCH);
+        };
+        match text.trim().parse::<usize>() {
+            Ok(n) if (1..=MAX_BATCH).contains(&n) => Verify::Batched(n),
+            _ => {
+                eprintln!(
+                    "mpix-check: MPIX_CHECK_BATCH={text} is not a number from 1 to {MAX_BATCH}: {DEFAULT_BATCH}"
+                );
+                Verify::Batched(DEFAULT_BATCH)
+            }
+        }
+    }
 }
 
 impl Config {
@@ -41,7 +88,12 @@ impl Config {
         let log = std::env::var("MPIX_CHECK_LOG")
             .ok()
             .filter(|s| !s.is_empty());
-        Config { mode, timeout, log }
+        Config {
+            mode,
+            timeout,
+            log,
+            verify: Verify::from_env(),
+        }
     }
 }
 
@@ -175,6 +227,16 @@ pub fn types_enabled() -> bool {
 pub fn leaks_enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| types_enabled() && switched_on("MPIX_CHECK_LEAKS"))
+}
+
+/// Whether `MPIX_CHECK_STATS=1` asks each rank to print, at
+/// `MPI_Finalize`, what its collective checks cost in messages.
+pub fn stats_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        config().mode != Mode::Off
+            && std::env::var("MPIX_CHECK_STATS").is_ok_and(|v| v.trim() == "1")
+    })
 }
 
 /// A part of the checker that is on with the checker unless the variable

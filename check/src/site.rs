@@ -56,7 +56,12 @@ fn site_of(frames: &[(String, Option<String>)]) -> String {
         return "an unknown place".into();
     };
     let entry = entry.map_or("", |i| frames[i].0.as_str());
-    let place = match loc {
+    format!("{entry}\t{}", place_text(sym, loc.as_deref()))
+}
+
+/// "main at a.c:12" from a symbol and its "file:line:col".
+fn place_text(sym: &str, loc: Option<&str>) -> String {
+    match loc {
         Some(loc) => {
             // file:line:col, the file without its directories.
             let mut parts = loc.rsplitn(3, ':');
@@ -69,9 +74,123 @@ fn site_of(frames: &[(String, Option<String>)]) -> String {
                 _ => format!("{sym} at {loc}"),
             }
         }
-        None => sym.clone(),
+        None => sym.to_string(),
+    }
+}
+
+/// The symbol and "file:line:col" of the instruction at `ip`.
+fn symbolize(ip: usize) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    backtrace::resolve(ip as *mut std::ffi::c_void, |s| {
+        let name = s.name().map(|n| format!("{n:#}")).unwrap_or_default();
+        let loc = s
+            .filename()
+            .zip(s.lineno())
+            .map(|(f, l)| format!("{}:{l}:0", f.display()));
+        out.push((name, loc));
+    });
+    out
+}
+
+/// The call sites of the calls recorded to be verified later
+/// (`crate::batch`), which must cost next to nothing: the program's
+/// return address from the MPI function it called, read from the stack in
+/// one load. Where it lies above this function's frame is fixed for a
+/// given path through the checker (the wrapper of one MPI function, `key`
+/// below `KEYS`), so it is learned from the first two calls of each path
+/// (a full capture, symbolized: the return address is the word below the
+/// wrapper frame's canonical frame address) and used once both agree and
+/// hold the return address; any other path is captured in full every
+/// time. 0 when the caller is not found.
+#[inline(never)]
+pub fn caller(key: usize) -> usize {
+    use std::sync::atomic::Ordering::Relaxed;
+    let marker = 0usize;
+    let base = std::hint::black_box(&marker) as *const usize as usize;
+    let Some(slot) = OFFSETS.get(key) else {
+        return caller_slowly().map_or(0, |c| c.0);
     };
-    format!("{entry}\t{place}")
+    let off = slot.load(Relaxed);
+    if off > 0 {
+        // SAFETY: a word of this thread's stack above this frame, inside
+        // the live frames of the MPI call being made: the same path held
+        // the return address there on both calls it was learned from.
+        return unsafe { *((base + off as usize) as *const usize) };
+    }
+    let Some((ra, at)) = caller_slowly() else {
+        return 0;
+    };
+    if off != NO_FAST_PATH {
+        learn(slot, &FIRST[key], base, ra, at);
+    }
+    ra
+}
+
+/// The paths `caller` knows.
+pub const KEYS: usize = 256;
+const NO_FAST_PATH: isize = isize::MIN;
+#[allow(clippy::declare_interior_mutable_const)] // the arrays' initializer
+const UNSEEN: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);
+/// Per path: the return address's offset above `caller`'s frame, once
+/// learned (`NO_FAST_PATH`: never); its first measurement.
+static OFFSETS: [std::sync::atomic::AtomicIsize; KEYS] = [UNSEEN; KEYS];
+static FIRST: [std::sync::atomic::AtomicIsize; KEYS] = [UNSEEN; KEYS];
+
+/// One measurement: the return address `ra` lies at `at` (a stack
+/// address above `base`). The first is kept, the second confirms it (or
+/// turns the fast path off for this path).
+fn learn(
+    slot: &std::sync::atomic::AtomicIsize,
+    first: &std::sync::atomic::AtomicIsize,
+    base: usize,
+    ra: usize,
+    at: usize,
+) {
+    use std::sync::atomic::Ordering::Relaxed;
+    // SAFETY: `at` is a word of this thread's stack, in the frame of the
+    // MPI function being called (the unwinder's frame address).
+    let holds = at > base && at % 8 == 0 && unsafe { *(at as *const usize) } == ra;
+    let Some(off) = holds.then(|| (at - base) as isize) else {
+        slot.store(NO_FAST_PATH, Relaxed);
+        return;
+    };
+    match first.load(Relaxed) {
+        0 => first.store(off, Relaxed),
+        f if f == off => slot.store(off, Relaxed),
+        _ => slot.store(NO_FAST_PATH, Relaxed),
+    }
+}
+
+/// The return address into the program from the outermost `MPI_`/`PMPI_`
+/// frame of this thread's stack, and where it lies on the stack (the word
+/// below that frame's canonical frame address, on x86-64; elsewhere the
+/// check in `learn` finds no return address there and turns the fast
+/// path off).
+fn caller_slowly() -> Option<(usize, usize)> {
+    let mut frames: Vec<(usize, usize)> = Vec::with_capacity(FRAMES);
+    backtrace::trace(|f| {
+        frames.push((f.ip() as usize, f.sp() as usize));
+        frames.len() < FRAMES
+    });
+    let outer = frames.iter().rposition(|&(ip, _)| {
+        symbolize(ip.saturating_sub(1))
+            .iter()
+            .any(|(s, _)| s.starts_with("MPI_") || s.starts_with("PMPI_"))
+    })?;
+    // The caller's stack pointer after the return is the MPI function's
+    // canonical frame address: the return address is the word below it.
+    let (ra, sp) = *frames.get(outer + 1)?;
+    Some((ra, sp.wrapping_sub(8)))
+}
+
+/// The call site of a call recorded by `caller`, as `call_site` gives it:
+/// the MPI function `name`, a tab, the program's place that called it.
+pub fn caller_site(name: &str, ra: usize) -> String {
+    let frames = symbolize(ra.saturating_sub(1));
+    match frames.last() {
+        Some((sym, loc)) if ra != 0 => format!("{name}\t{}", place_text(sym, loc.as_deref())),
+        _ => format!("{name}\tan unknown place"),
+    }
 }
 
 /// How many return addresses `Frames` keeps: the capture's own frames,
@@ -108,14 +227,7 @@ impl Frames {
         for (i, &ip) in self.0.iter().enumerate() {
             // A return address names the instruction after the call.
             let ip = if i == 0 { ip } else { ip.saturating_sub(1) };
-            backtrace::resolve(ip as *mut std::ffi::c_void, |s| {
-                let name = s.name().map(|n| format!("{n:#}")).unwrap_or_default();
-                let loc = s
-                    .filename()
-                    .zip(s.lineno())
-                    .map(|(f, l)| format!("{}:{l}:0", f.display()));
-                frames.push((name, loc));
-            });
+            frames.extend(symbolize(ip));
         }
         site_of(&frames)
     }

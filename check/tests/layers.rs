@@ -21,6 +21,7 @@ const LAYERS: &[(usize, &[&str])] = &[
     (
         1,
         &[
+            "batch",
             "check",
             "datatypes",
             "io",

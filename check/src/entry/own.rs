@@ -77,6 +77,7 @@ pub(crate) unsafe fn comm_free(comm: *mut MPI_Comm) -> c_int {
     if !comm.is_null() {
         // SAFETY: the user's communicator handle.
         let c = unsafe { *comm };
+        crate::batch::flush_comm(c);
         if let Some(dup) = crate::p2p::channel_dup(c) {
             crate::polled::collective("MPI_Comm_free", c, dup);
         }
@@ -85,10 +86,32 @@ pub(crate) unsafe fn comm_free(comm: *mut MPI_Comm) -> c_int {
     unsafe { PMPI_Comm_free(comm) }
 }
 
+/// `MPIX_CHECK_STATS=1`: this rank's checked collective calls and the
+/// messages their verification sent.
+fn print_stats() {
+    if !crate::report::stats_enabled() {
+        return;
+    }
+    use std::sync::atomic::Ordering::Relaxed;
+    let calls = crate::check::CHECKED.load(Relaxed);
+    let sent = mpi::SENT.load(Relaxed);
+    // One write, so that the ranks' lines do not interleave.
+    let line = format!(
+        "mpix-check: world rank {}: {calls} checked collective calls, {sent} messages sent to verify them, {:.3} messages per call\n",
+        mpi::world_rank(),
+        sent as f64 / calls.max(1) as f64
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+}
+
 pub(crate) unsafe fn finalize() -> c_int {
-    // First every rank's arrival, in a wait the hang watchdog sees (a
-    // rank that never comes is reported there), then the lost messages
-    // and pending sends (collective over the world).
+    // First the batched calls' verification (a rank an error stopped in
+    // a batched call waits in its own for this one's), then every rank's
+    // arrival, in a wait the hang watchdog sees (a rank that never comes
+    // is reported there), then the lost messages and pending sends
+    // (collective over the world).
+    crate::batch::flush_all();
+    print_stats();
     crate::polled::finalize();
     crate::p2p::lost::at_finalize();
     crate::datatypes::leaks_at_finalize();
@@ -137,8 +160,15 @@ pub(crate) unsafe fn type_free(datatype: *mut MPI_Datatype) -> c_int {
     if let Some(t) = t {
         datatypes::handle_usable("MPI_Type_free", t);
     }
-    // SAFETY: the user's arguments.
-    let rc = unsafe { PMPI_Type_free(datatype) };
+    let rc = match t {
+        Some(t) if !types::is_freed(mpi::bits(t)) && crate::batch::keep(t) => {
+            // SAFETY: the user's handle, freed later (`batch::keep`).
+            unsafe { *datatype = mpi::datatype_null() };
+            0
+        }
+        // SAFETY: the user's arguments.
+        _ => unsafe { PMPI_Type_free(datatype) },
+    };
     if let (0, Some(t)) = (rc, t) {
         let site = if own {
             Frames::default()

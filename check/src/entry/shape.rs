@@ -2,6 +2,7 @@
 //! started, plain) do around a call, and the helpers its `check:` and
 //! `then:` lines use to describe a call from its arguments.
 
+use crate::batch::Checked;
 use crate::check::{self, Call};
 use crate::mpi;
 use crate::record::{hash_words, Coll, Form};
@@ -24,10 +25,12 @@ pub(crate) fn checked(call: Call, pmpi: impl FnOnce() -> c_int) -> c_int {
         return pmpi();
     }
     let buffer = crate::datatypes::collective_buffer(&call);
-    if let Err(rc) = check::blocking(call) {
-        return rc;
-    }
-    let rc = pmpi();
+    let comm = call.comm;
+    let rc = match crate::batch::blocking(call) {
+        Err(rc) => return rc,
+        Ok(Checked::Verified) => pmpi(),
+        Ok(Checked::Recorded) => crate::batch::made(comm, pmpi),
+    };
     match buffer {
         Err(code) if rc == 0 => code,
         _ => rc,

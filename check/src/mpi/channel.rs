@@ -1,18 +1,15 @@
 //! The status channel: after a timeout, a waiting rank asks the ranks of
 //! its check's communicator where they are, and ranks waiting in checks
 //! answer from their poll loops. It runs on the checker's private
-//! duplicate of `MPI_COMM_WORLD` under tags the checks never use (theirs
-//! stay below 30002, the fast path's is 32000), so it never matches a
-//! check's message. No message is sent unless a check times out.
+//! duplicate of `MPI_COMM_WORLD` under tags the checks never use (the
+//! table of tags: `super::TAG_*`), so it never matches a check's message.
+//! No message is sent unless a check times out.
 
-use super::{bits, byte, comm_world, from_bits, ok};
+use super::{bits, byte, comm_world, from_bits, ok, TAG_ANSWER, TAG_QUERY};
 use crate::sys::*;
 use crate::wire::{put_str, Reader, Wait};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
-const TAG_QUERY: c_int = 32001;
-const TAG_ANSWER: c_int = 32002;
 
 static CHANNEL: AtomicU64 = AtomicU64::new(0);
 static OPEN: AtomicBool = AtomicBool::new(false);

@@ -323,6 +323,9 @@ pub struct State {
     /// What reports call a window's or file's checks ("a window on
     /// MPI_COMM_WORLD"); None for a communicator (its name is asked anew).
     pub label: Option<String>,
+    /// The checks' calls not yet verified (`crate::batch`), kept here to
+    /// be found without a look-up; opaque to this layer.
+    pub batch: Option<Box<dyn std::any::Any>>,
 }
 
 static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -360,6 +363,21 @@ pub fn state(comm: MPI_Comm) -> Option<&'static mut State> {
     if bits(comm) == bits(comm_null()) {
         return None;
     }
+    if let Some(st) = known_state(comm) {
+        return Some(st);
+    }
+    let st = Box::into_raw(new_state(comm, bits(comm), None));
+    // SAFETY: attaches the state; MPI calls delete_state when comm is freed.
+    unsafe { PMPI_Comm_set_attr(comm, keyval(), st as *mut c_void) };
+    // SAFETY: st was just leaked and is owned by the attribute.
+    Some(unsafe { &mut *st })
+}
+
+/// The state of `comm` if it has one (a local call).
+pub fn known_state(comm: MPI_Comm) -> Option<&'static mut State> {
+    if bits(comm) == bits(comm_null()) {
+        return None;
+    }
     let kv = keyval();
     let mut value: *mut c_void = std::ptr::null_mut();
     let mut flag: c_int = 0;
@@ -377,11 +395,7 @@ pub fn state(comm: MPI_Comm) -> Option<&'static mut State> {
         // delete callback; one thread uses a communicator's checks at a time.
         return Some(unsafe { &mut *(value as *mut State) });
     }
-    let st = Box::into_raw(new_state(comm, bits(comm), None));
-    // SAFETY: attaches the state; MPI calls delete_state when comm is freed.
-    unsafe { PMPI_Comm_set_attr(comm, kv, st as *mut c_void) };
-    // SAFETY: st was just leaked and is owned by the attribute.
-    Some(unsafe { &mut *st })
+    None
 }
 
 /// A new state for checks on `comm` (or on a window or file made on it,
@@ -431,6 +445,7 @@ fn new_state(comm: MPI_Comm, key: u64, label: Option<String>) -> Box<State> {
         comm: key,
         topo: None,
         label,
+        batch: None,
     })
 }
 
@@ -862,39 +877,67 @@ pub fn allreduce_digest(
     place: (usize, usize),
     mine: &digest::Digest,
 ) -> Result<digest::Digest, c_int> {
-    doubling(dup, place.0, place.1, mine)
+    let (mut acc, mut got) = (*mine, [0u64; digest::WORDS]);
+    doubling(dup, place, TAG_DIGEST, mine, &mut acc, &mut got)?;
+    Ok(acc)
 }
 
-/// The fast path's tag (the checks' other tags stay below 30002).
+/// The tags of the checker's messages on its private communicators, all
+/// in this one table so that no two uses share one (the slow path's
+/// per-check tags, `check::tag`, stay below 30002):
+/// the fast path's digests,
 const TAG_DIGEST: c_int = 32000;
+/// the status channel's queries and answers (`channel`),
+pub(super) const TAG_QUERY: c_int = 32001;
+pub(super) const TAG_ANSWER: c_int = 32002;
+/// a batch's digests (`allreduce_batch`): a batch never meets a single
+/// digest.
+const TAG_BATCH: c_int = 32003;
 
-/// Recursive doubling of the digests among `n` ranks (MPI's classic
-/// small-message allreduce): with p the largest power of two not above n,
-/// the first 2(n - p) ranks fold in pairs (odd ranks keep the pair's
-/// digest), the p remaining ranks exchange with partners at distances 1,
-/// 2, 4 …, and the folded ranks get the result back. `digest::combine` is
-/// commutative and associative, so every rank ends with the same digest.
-/// Every check on a communicator sends the same messages in the same
-/// order, whatever its call, so MPI's ordering pairs them check by check.
+/// A batch of digests (`digest::batch`) reduced by the same recursive
+/// doubling as `allreduce_digest`, on a tag of its own. Polled when
+/// waits are watched.
+pub fn allreduce_batch(
+    dup: MPI_Comm,
+    place: (usize, usize),
+    mine: &[u64],
+) -> Result<Vec<u64>, c_int> {
+    let (mut acc, mut got) = (mine.to_vec(), vec![0u64; mine.len()]);
+    doubling(dup, place, TAG_BATCH, mine, &mut acc, &mut got)?;
+    Ok(acc)
+}
+
+/// Recursive doubling of the digests (one, or a batch: whole digests,
+/// combined digest by digest) among `n` ranks (MPI's classic
+/// small-message allreduce), into `acc` (which starts as `mine`; `got`
+/// is as long, for the partners' words): with p the largest power of two
+/// not above n, the first 2(n - p) ranks fold in pairs (odd ranks keep the
+/// pair's digest), the p remaining ranks exchange with partners at
+/// distances 1, 2, 4 …, and the folded ranks get the result back.
+/// `digest::combine` is commutative and associative, so every rank ends
+/// with the same digest. Every check on a communicator sends the same
+/// messages in the same order, whatever its call, so MPI's ordering pairs
+/// them check by check.
 fn doubling(
     dup: MPI_Comm,
-    me: usize,
-    n: usize,
-    mine: &digest::Digest,
-) -> Result<digest::Digest, c_int> {
-    let mut acc = *mine;
+    (me, n): (usize, usize),
+    tag: c_int,
+    mine: &[u64],
+    acc: &mut [u64],
+    got: &mut [u64],
+) -> Result<(), c_int> {
     if n <= 1 {
-        return Ok(acc);
+        return Ok(());
     }
     let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
     let rem = n - p;
     let folded = me < 2 * rem;
     if folded {
         if me % 2 == 0 {
-            swap(dup, me + 1, Some(&acc), false)?;
+            swap(dup, me + 1, tag, Some(acc), None)?;
         } else {
-            let x = swap(dup, me - 1, None, true)?;
-            digest::combine(&x, &mut acc);
+            swap(dup, me - 1, tag, None, Some(got))?;
+            digest::combine_all(got, acc);
         }
     }
     let newrank = if folded {
@@ -907,22 +950,22 @@ fn doubling(
         while mask < p {
             let pn = nr ^ mask;
             let partner = if pn < rem { 2 * pn + 1 } else { pn + rem };
-            let x = swap(dup, partner, Some(&acc), true)?;
-            digest::combine(&x, &mut acc);
+            swap(dup, partner, tag, Some(acc), Some(got))?;
+            digest::combine_all(got, acc);
             mask <<= 1;
         }
     }
     if folded {
         if me % 2 == 1 {
-            swap(dup, me - 1, Some(&acc), false)?;
+            swap(dup, me - 1, tag, Some(acc), None)?;
         } else {
-            acc = swap(dup, me + 1, None, true)?;
+            swap(dup, me + 1, tag, None, Some(acc))?;
             // From a nonblocking check's rank this is that rank's own
             // digest, which need not hold this one's.
-            digest::and_in(mine, &mut acc);
+            digest::and_in_all(mine, acc);
         }
     }
-    Ok(acc)
+    Ok(())
 }
 
 /// The doubling's partners of rank `me` of `n`: the ranks it sends to and
@@ -1051,37 +1094,41 @@ pub fn probe_tag(dup: MPI_Comm, tag: c_int) -> Result<bool, c_int> {
     Ok(flag != 0)
 }
 
-/// Sends `send` to and/or receives a digest from `peer`, polled.
+/// The messages the collective checks' reductions sent (`swap`), for
+/// `MPIX_CHECK_STATS`.
+pub static SENT: AtomicU64 = AtomicU64::new(0);
+
+/// Sends `send` to and/or receives into `recv` from `peer`, polled.
 fn swap(
     dup: MPI_Comm,
     peer: usize,
-    send: Option<&digest::Digest>,
-    recv: bool,
-) -> Result<digest::Digest, c_int> {
-    let mut got = [0u64; digest::WORDS];
+    tag: c_int,
+    send: Option<&[u64]>,
+    recv: Option<&mut [u64]>,
+) -> Result<(), c_int> {
     let mut reqs = [request_null(), request_null()];
-    let n = (digest::WORDS * 8) as c_int;
     // SAFETY: both buffers outlive the wait below.
     let rc = unsafe {
         let mut rc = 0;
-        if recv {
+        if let Some(r) = recv {
             rc = PMPI_Irecv(
-                got.as_mut_ptr() as *mut c_void,
-                n,
+                r.as_mut_ptr() as *mut c_void,
+                (r.len() * 8) as c_int,
                 byte(),
                 peer as c_int,
-                TAG_DIGEST,
+                tag,
                 dup,
                 &mut reqs[0],
             );
         }
         if let (0, Some(d)) = (rc, send) {
+            SENT.fetch_add(1, Ordering::Relaxed);
             rc = PMPI_Isend(
                 d.as_ptr() as *const c_void,
-                n,
+                (d.len() * 8) as c_int,
                 byte(),
                 peer as c_int,
-                TAG_DIGEST,
+                tag,
                 dup,
                 &mut reqs[1],
             );
@@ -1090,8 +1137,7 @@ fn swap(
     };
     let waited = wait_all(&mut reqs);
     ok(rc)?;
-    ok(waited)?;
-    Ok(got)
+    ok(waited)
 }
 
 /// The same, posted (a nonblocking collective's check).
@@ -1384,6 +1430,14 @@ pub fn contiguous(count: i64, t: MPI_Datatype) -> (MPI_Datatype, bool) {
     // SAFETY: builds a new type the caller frees with `free_type`.
     let rc = unsafe { PMPI_Type_contiguous(count.clamp(0, i32::MAX as i64) as c_int, t, &mut out) };
     (out, rc == 0)
+}
+
+/// A new handle to the type `t` (`MPI_Type_dup`: the same type, committed
+/// as `t` is), for the checker to keep when the program frees `t`.
+pub fn dup_type(t: MPI_Datatype) -> Option<MPI_Datatype> {
+    let mut out = t;
+    // SAFETY: duplicates a live type the program is about to free.
+    (unsafe { PMPI_Type_dup(t, &mut out) } == 0).then_some(out)
 }
 
 pub fn free_type(mut t: MPI_Datatype) {

@@ -51,6 +51,16 @@ int main(int argc, char **argv) {
         MPI_Op_create(last ? max_fn : sum_fn, 1, &op);
         rc = MPI_Reduce(buf, out, 4, MPI_INT, op, 0, MPI_COMM_WORLD);
         MPI_Op_free(&op);
+    } else if (!strcmp(s, "late")) {
+        /* Call #3 differs (the op: MPI computes on and nothing hangs), then
+         * 1000 correct calls: the report must still name call #3 and its
+         * line, at once (immediate) or when the batch holding it is
+         * verified (batched, whose call sites are learned from the first
+         * two calls of a path and read from the stack after). */
+        for (int i = 0; i < 2; i++) rc = MPI_Allreduce(buf, out, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        rc = MPI_Allreduce(buf, out, 4, MPI_INT, last ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; i < 1000 && rc == MPI_SUCCESS; i++)
+            rc = MPI_Allreduce(buf, out, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     } else if (!strcmp(s, "in_place")) {
         rc = MPI_Allreduce(rank == 0 ? MPI_IN_PLACE : (void *)buf, out, 4, MPI_INT, MPI_SUM,
                            MPI_COMM_WORLD);

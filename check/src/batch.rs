@@ -1,0 +1,334 @@
+//! Batched verification (`MPIX_CHECK_VERIFY=batched`): a blocking
+//! collective call on an intracommunicator is recorded (its record, its
+//! digest, the program's return address from the call: `site::caller`)
+//! and made at once; the calls
+//! of a communicator are verified together, in one reduction of all their
+//! digests (`mpi::allreduce_batch`), when `MPIX_CHECK_BATCH` of them are
+//! recorded, at the communicator's next checked call that is not batched
+//! (before that call's own check), at its `MPI_Comm_free` and at
+//! `MPI_Finalize`. Every rank of a correct program makes the same calls,
+//! so every rank verifies at the same points.
+//!
+//! A call found inconsistent goes through the same slow path as an
+//! immediate check (`check::slow_at`), with its own call number and call
+//! site: the report is the one the call would have had, printed at the
+//! verification. A type the program frees while a recorded call still
+//! names it is freed after that call is verified, so that the report can
+//! still read it (`keep`).
+//!
+//! What is not batched, and verified before it is made as in the
+//! immediate mode: the nonblocking and persistent calls (their checks are
+//! already off the critical path), the "v"/"w" and neighborhood calls
+//! (their slow path reads the program's arrays), calls on
+//! intercommunicators, windows and files.
+
+use crate::check::{self, Call};
+use crate::digest::{self, Digest};
+use crate::mpi::{self, State};
+use crate::record::{Record, Sig, GROUP_INTRA, IN_PLACE_NA};
+use crate::report::{config, Verify};
+use crate::site;
+use crate::sys::{MPI_Comm, MPI_Datatype};
+use crate::waiting::Phase;
+use std::ffi::c_int;
+use std::sync::Mutex;
+
+/// One recorded call, not yet verified.
+struct Entry {
+    call: Call,
+    rec: Record,
+    digest: Digest,
+    /// The program's return address from the call (`site::caller`).
+    site: usize,
+}
+
+/// A communicator's recorded calls.
+struct Batch {
+    entries: Vec<Entry>,
+    /// Its state's address, its key in `open`.
+    key: usize,
+}
+
+impl Drop for Batch {
+    /// The state is freed (its communicator's free, or MPI's own at
+    /// `MPI_Finalize`): off the list.
+    fn drop(&mut self) {
+        if let Ok(mut o) = open().lock() {
+            o.retain(|&(_, k)| k != self.key);
+        }
+    }
+}
+
+/// The communicators with a batch, by identity (the same on every rank,
+/// so that `flush_all` verifies them in the same order everywhere) and
+/// state address.
+fn open() -> &'static Mutex<Vec<(u64, usize)>> {
+    static OPEN: Mutex<Vec<(u64, usize)>> = Mutex::new(Vec::new());
+    &OPEN
+}
+
+/// The batch size, in the batched mode. A process at
+/// `MPI_THREAD_MULTIPLE` verifies immediately: a thread's type free would
+/// read the batches other threads add to.
+fn size() -> Option<usize> {
+    match config().verify {
+        Verify::Batched(n) if !crate::threads::multiple() => Some(n),
+        _ => None,
+    }
+}
+
+/// Whether `call` on `st` is recorded rather than verified at once.
+fn batchable(call: &Call, st: &State) -> bool {
+    call.form == crate::record::Form::Blocking
+        && st.inter.is_none()
+        && call.object.is_none()
+        && call.operation.is_none()
+        && call.stypes.is_null()
+        && call.rtypes.is_null()
+        && !call.coll.pairwise()
+        && !call.coll.neighborhood()
+        && matches!(call.scounts, check::Counts::None)
+        && matches!(call.rcounts, check::Counts::None)
+}
+
+/// What the check of a blocking call did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Checked {
+    /// Verified (or not checked): make the call.
+    Verified,
+    /// Recorded, verified later: make the call through `made`.
+    Recorded,
+}
+
+/// The check of a blocking collective call, before the call itself (as
+/// `check::blocking`): in the batched mode, recorded when it can be (and
+/// the batch verified when full), else the batch verified, then the call.
+pub fn blocking(mut call: Call) -> Result<Checked, c_int> {
+    let Some(n) = size() else {
+        return check::blocking(call).map(|_| Checked::Verified);
+    };
+    let Some(st) = check::enabled(&mut call) else {
+        return Ok(Checked::Verified);
+    };
+    if !batchable(&call, st) {
+        flush(st)?;
+        return check::verify_now(&call, st).map(|_| Checked::Verified);
+    }
+    let (rec, digest) = check::recorded(&call, st);
+    let entry = Entry {
+        site: site::caller(call.coll as usize * 2 + usize::from(call.large)),
+        call,
+        rec,
+        digest,
+    };
+    let b = batch_of(st);
+    b.entries.push(entry);
+    if b.entries.len() >= n {
+        flush(st)?;
+    }
+    Ok(Checked::Recorded)
+}
+
+/// Makes a recorded call on `comm` (`pmpi`). An error MPI raises in it
+/// (a truncation: the ranks' signatures differ) first verifies the batch,
+/// so that the report of the call that caused it comes before the error
+/// reaches the program's handler.
+pub fn made(comm: MPI_Comm, pmpi: impl FnOnce() -> c_int) -> c_int {
+    let mpi::errhandler::Outcome { rc, err, caught } = mpi::errhandler::deferred(pmpi);
+    if err != 0 {
+        if let Some(st) = mpi::known_state(comm) {
+            if let Err(code) = flush(st) {
+                return code;
+            }
+        }
+        return mpi::errhandler::hand_on(caught, rc);
+    }
+    rc
+}
+
+/// `st`'s batch, made (and its communicator listed) on first use.
+fn batch_of(st: &mut State) -> &mut Batch {
+    if st.batch.is_none() {
+        let key = st as *mut State as usize;
+        if let Ok(mut o) = open().lock() {
+            o.push((st.id, key));
+        }
+        st.batch = Some(Box::new(Batch {
+            entries: Vec::new(),
+            key,
+        }));
+    }
+    st.batch
+        .as_mut()
+        .and_then(|b| b.downcast_mut::<Batch>())
+        .expect("a state's batch is a Batch")
+}
+
+/// Verifies `st`'s recorded calls: one reduction of their digests, then
+/// the slow path of each call found inconsistent, in order (it reports,
+/// and in the default mode its error stops here).
+fn flush(st: &mut State) -> Result<(), c_int> {
+    let (Some(n), Some(b)) = (size(), st.batch.as_mut()) else {
+        return Ok(());
+    };
+    let Some(b) = b.downcast_mut::<Batch>() else {
+        return Ok(());
+    };
+    if b.entries.is_empty() {
+        return Ok(());
+    }
+    let entries = std::mem::take(&mut b.entries);
+    let result = verify(st, &entries, n);
+    drop(entries);
+    release_kept();
+    result
+}
+
+/// The reduction of a batch and the slow path of its inconsistent calls.
+fn verify(st: &State, entries: &[Entry], n: usize) -> Result<(), c_int> {
+    let digests: Vec<Digest> = entries.iter().map(|e| e.digest).collect();
+    let words = digest::batch(&digests, n);
+    let first = &entries[0];
+    let reduced = {
+        let view = check::view(st, first.rec.seq);
+        let _w = check::arm(&first.call, &view, Phase::Arguments);
+        mpi::allreduce_batch(st.dup, check::place(st), &words)
+    };
+    let reduced = match reduced {
+        Ok(r) => r,
+        Err(rc) => return check::exchange_failed(&first.call, rc),
+    };
+    for slot in digest::inconsistent_slots(&reduced) {
+        let seq = first.rec.seq + slot as u64;
+        let view = check::view(st, seq);
+        match entries.get(slot) {
+            Some(e) => {
+                let at = site::caller_site(&e.call.name(), e.site);
+                check::slow_at(&e.call, &view, &e.rec, &at)?
+            }
+            None => {
+                let call = &entries[entries.len() - 1].call;
+                check::slow_at(call, &view, &no_call(seq, st), "")?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The record of a slot this rank made no call for (call 0).
+fn no_call(seq: u64, st: &State) -> Record {
+    Record {
+        call: 0,
+        seq,
+        root: -1,
+        op: 0,
+        commute: 0,
+        in_place: IN_PLACE_NA,
+        a: Sig::NONE,
+        b: Sig::NONE,
+        extra: 0,
+        size: st.size as u64,
+        group: GROUP_INTRA,
+        grank: st.rank as u64,
+    }
+}
+
+/// Verifies the batch of `comm` before the program frees it.
+pub fn flush_comm(comm: MPI_Comm) {
+    if size().is_none() {
+        return;
+    }
+    if let Some(st) = mpi::known_state(comm) {
+        let _ = flush(st);
+    }
+}
+
+/// Verifies every communicator's batch (at `MPI_Finalize`), in the order
+/// of their identities, the same on every rank.
+pub fn flush_all() {
+    // A copy: the list stays whole while the batches are verified, so
+    // that `release_kept` still sees what the later ones name.
+    let mut all = match open().lock() {
+        Ok(o) => o.clone(),
+        Err(_) => return,
+    };
+    all.sort_unstable();
+    for (_, key) in all {
+        // SAFETY: a listed state is alive: its batch takes it off the
+        // list when the state is freed (`Batch::drop`).
+        let st = unsafe { &mut *(key as *mut State) };
+        let _ = flush(st);
+    }
+}
+
+/// The types the program freed while a recorded call named them: their
+/// free waits for that call's verification (`keep`), by handle bits.
+fn kept() -> &'static Mutex<Vec<u64>> {
+    static KEPT: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    &KEPT
+}
+
+/// Whether some recorded call names the type `t`.
+fn named(open: &[(u64, usize)], t: u64) -> bool {
+    open.iter().any(|&(_, st)| {
+        // SAFETY: a listed state is alive (see `flush_all`); one thread
+        // uses a communicator's checks at a time.
+        let st = unsafe { &*(st as *const State) };
+        st.batch
+            .as_ref()
+            .and_then(|b| b.downcast_ref::<Batch>())
+            .is_some_and(|b| {
+                b.entries
+                    .iter()
+                    .any(|e| mpi::bits(e.call.stype) == t || mpi::bits(e.call.rtype) == t)
+            })
+    })
+}
+
+/// The program frees the derived type `t`: when a recorded call names
+/// it, the free waits until that call is verified, so that its report can
+/// still read the type (true: the caller does not free it). The program
+/// sees the free done; MPI's handle is freed after the verification.
+pub fn keep(t: MPI_Datatype) -> bool {
+    let key = mpi::bits(t);
+    // Only a live type the program made (never a predefined one, nor a
+    // free inside the library's own operations: the library may free its
+    // own types while this looks).
+    if size().is_none()
+        || crate::internal::active()
+        || !matches!(
+            crate::types::state(key),
+            crate::types::State::Committed | crate::types::State::Uncommitted(_)
+        )
+    {
+        return false;
+    }
+    let Ok(o) = open().lock() else {
+        return false;
+    };
+    if !named(&o, key) {
+        return false;
+    }
+    kept().lock().map(|mut k| k.push(key)).is_ok()
+}
+
+/// Frees the kept types no recorded call names any more.
+fn release_kept() {
+    let Ok(mut k) = kept().lock() else {
+        return;
+    };
+    if k.is_empty() {
+        return;
+    }
+    let Ok(o) = open().lock() else {
+        return;
+    };
+    k.retain(|&t| {
+        if named(&o, t) {
+            return true;
+        }
+        mpi::free_type(mpi::from_bits(t));
+        crate::sig::TYPES_FREED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        false
+    });
+}
