@@ -69,6 +69,9 @@ first difference at element 1 of the signatures:
 rank 0 (root) has MPI_DOUBLE at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_DOUBLE
 rank $l has MPI_FLOAT at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_COMBINER_STRUCT member 1, copy 0 > MPI_FLOAT
 EOF2
+    # Batched at -n 2 only: at -n 4 MPICH 5's gather hangs at the root
+    # on this difference (a hang in the batched mode).
+    [ -z "$prefix" ] || [ "$n" = 2 ] || return 0
     scenario "${prefix}gather-count" "$n" fail -- gather_count <<EOF2
 mpix-check: MPI_Gather on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
 rank 0 (root) (recvcount, recvtype) = 1 x MPI_INT: 1 element, 4 bytes
