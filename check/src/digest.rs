@@ -194,15 +194,10 @@ pub fn combine_all(input: &[u64], acc: &mut [u64]) {
 }
 
 /// Folds a rank's own equality words into a result it was handed (the
-/// last step of the doubling on a folded rank): a no-op on a true
-/// reduction, which already holds them; it makes the verdict "not
-/// consistent" when the result came from a rank whose check is of the
-/// other kind (see `mpi::digest_shape`) and differs from this one.
-pub fn and_in(own: &Digest, acc: &mut Digest) {
-    and_in_all(own, acc);
-}
-
-/// `and_in` of each digest of a batch.
+/// last step of the doubling on a folded rank), digest by digest: a no-op
+/// on a true reduction, which already holds them; it makes the verdict
+/// "not consistent" when the result came from a rank whose check is of the
+/// other kind (see `mpi::post_digest_shape`) and differs from this one.
 pub fn and_in_all(own: &[u64], acc: &mut [u64]) {
     for (x, a) in own.chunks_exact(WORDS).zip(acc.chunks_exact_mut(WORDS)) {
         for i in 0..AND_WORDS {
@@ -232,11 +227,7 @@ pub fn inconsistent_slots(reduced: &[u64]) -> Vec<usize> {
     reduced
         .chunks_exact(WORDS)
         .enumerate()
-        .filter(|(_, d)| {
-            let mut r = [0u64; WORDS];
-            r.copy_from_slice(d);
-            !consistent(&r)
-        })
+        .filter(|(_, d)| <&Digest>::try_from(*d).is_ok_and(|r| !consistent(r)))
         .map(|(i, _)| i)
         .collect()
 }

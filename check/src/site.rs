@@ -127,7 +127,7 @@ pub fn caller(key: usize) -> usize {
 }
 
 /// The paths `caller` knows.
-pub const KEYS: usize = 256;
+const KEYS: usize = 256;
 const NO_FAST_PATH: isize = isize::MIN;
 #[allow(clippy::declare_interior_mutable_const)] // the arrays' initializer
 const UNSEEN: std::sync::atomic::AtomicIsize = std::sync::atomic::AtomicIsize::new(0);

@@ -197,11 +197,6 @@ pub fn state(bits: u64) -> State {
     })
 }
 
-/// Whether the program freed `bits` (and MPI has not given it out again).
-pub fn is_freed(bits: u64) -> bool {
-    read(|r| r.freed.contains_key(&bits))
-}
-
 /// The live handles the program made and has not freed (the library's
 /// own excluded), each with what made it, in the order they were made.
 pub fn leaked() -> Vec<(u64, Made)> {

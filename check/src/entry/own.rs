@@ -161,7 +161,8 @@ pub(crate) unsafe fn type_free(datatype: *mut MPI_Datatype) -> c_int {
         datatypes::handle_usable("MPI_Type_free", t);
     }
     let rc = match t {
-        Some(t) if !types::is_freed(mpi::bits(t)) && crate::batch::keep(t) => {
+        // (A second free is not kept: `keep` takes live types only.)
+        Some(t) if crate::batch::keep(t) => {
             // SAFETY: the user's handle, freed later (`batch::keep`).
             unsafe { *datatype = mpi::datatype_null() };
             0

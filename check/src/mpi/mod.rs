@@ -1432,14 +1432,6 @@ pub fn contiguous(count: i64, t: MPI_Datatype) -> (MPI_Datatype, bool) {
     (out, rc == 0)
 }
 
-/// A new handle to the type `t` (`MPI_Type_dup`: the same type, committed
-/// as `t` is), for the checker to keep when the program frees `t`.
-pub fn dup_type(t: MPI_Datatype) -> Option<MPI_Datatype> {
-    let mut out = t;
-    // SAFETY: duplicates a live type the program is about to free.
-    (unsafe { PMPI_Type_dup(t, &mut out) } == 0).then_some(out)
-}
-
 pub fn free_type(mut t: MPI_Datatype) {
     // SAFETY: frees a type the checker made.
     unsafe { PMPI_Type_free(&mut t) };
