@@ -86,6 +86,7 @@ EOF2
     scenario mprobe-mrecv "$n" fail -- mrecv <<EOF2
 mpix-check: MPI_Mrecv on MPI_COMM_WORLD, call #1 there: the type signatures do not match: the message from rank 0 with tag 8 (reported by rank $l of $n)
 mpix-check:     rank $l has MPI_UNSIGNED at element 0 of 1 x MPI_UNSIGNED
+mpix-check: rank $l ends the job (MPI_Abort; its error handler is MPI_ERRORS_ARE_FATAL): mismatched point-to-point type signature
 EOF2
     scenario huge-type-prefix "$n" fail -- huge <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 2 (reported by rank $l of $n)

@@ -2,6 +2,7 @@
 //! stderr and the JSON line of `MPIX_CHECK_LOG`.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -176,6 +177,7 @@ impl Report {
 
     /// Prints the block (one write) and appends the JSON line.
     pub fn emit(&self, world_rank: i32) {
+        EMITTED.store(true, Ordering::Relaxed);
         let text = self.text();
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
         if let Some(path) = &config().log {
@@ -189,6 +191,14 @@ impl Report {
             }
         }
     }
+}
+
+static EMITTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether this process has printed a whole report (not only a line
+/// pointing at another rank's).
+pub fn emitted() -> bool {
+    EMITTED.load(Ordering::Relaxed)
 }
 
 pub fn json_str(s: &str) -> String {

@@ -31,10 +31,28 @@ int mxc_root(void) { return MPI_ROOT; }
 int mxc_proc_null(void) { return MPI_PROC_NULL; }
 int mxc_err_other(void) { return MPI_ERR_OTHER; }
 int mxc_max_object_name(void) { return MPI_MAX_OBJECT_NAME; }
+int mxc_max_error_string(void) { return MPI_MAX_ERROR_STRING; }
 int mxc_tag_ub_min(void) { return 32767; }
 int mxc_topo_cart(void) { return MPI_CART; }
 int mxc_topo_graph(void) { return MPI_GRAPH; }
 int mxc_topo_dist_graph(void) { return MPI_DIST_GRAPH; }
+
+/* The ranks of MPI_COMM_WORLD on this node (a collective at MPI_Init), or
+ * 0 when MPI cannot say; and the node's online cores. */
+int mxc_local_ranks(void) {
+    MPI_Comm local;
+    int n = 0;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) !=
+        MPI_SUCCESS)
+        return 0;
+    PMPI_Comm_size(local, &n);
+    PMPI_Comm_free(&local);
+    return n;
+}
+int mxc_online_cores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 1 << 30 ? 1 << 30 : (int)n;
+}
 
 /* Predefined ops, by index (1..): 0 means "not predefined". */
 static const char *op_names[] = {

@@ -22,12 +22,20 @@ use crate::report::{config, Mode, Report};
 use crate::waiting::{current, Waiting};
 use std::collections::HashMap;
 use std::ffi::c_int;
-
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// `poll` for the MPI edge's own waits (`crate::mpi::watch_with`).
 pub fn poll_dyn(step: &mut dyn FnMut() -> Result<bool, c_int>) -> Result<(), c_int> {
     poll(step)
+}
+
+static OVERSUBSCRIBED: AtomicBool = AtomicBool::new(false);
+
+/// Records whether this node runs more ranks than it has cores (asked at
+/// `MPI_Init`): the polls then yield past a short spin.
+pub fn set_oversubscribed(yes: bool) {
+    OVERSUBSCRIBED.store(yes, Ordering::Relaxed);
 }
 
 /// Polls between clock reads (a clock read costs about as much as a poll).
@@ -38,12 +46,13 @@ const POLLS: u32 = 256;
 /// longer than a moment it answers the others' queries.
 pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> {
     // At MPI_THREAD_MULTIPLE other threads of this rank need the core
-    // (and MPI's lock) to make the progress this wait is for: past a
-    // short spin, each poll yields.
-    let threads = crate::threads::multiple();
+    // (and MPI's lock) to make the progress this wait is for, and with
+    // more ranks than cores the rank this wait is for may need this
+    // one's core: past a short spin, each poll yields.
+    let yields = crate::threads::multiple() || OVERSUBSCRIBED.load(Ordering::Relaxed);
     let mut spins = 0u32;
     let mut step = move || {
-        if threads {
+        if yields {
             spins = spins.saturating_add(1);
             if spins > 64 {
                 std::thread::yield_now();

@@ -39,6 +39,7 @@ pub(crate) unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_in
     if rc == 0 {
         mpi::world_rank();
         crate::hang::known(mpi::comm_world());
+        oversubscription();
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
         }
@@ -59,6 +60,7 @@ pub(crate) unsafe fn init_thread(
     if rc == 0 {
         mpi::world_rank();
         crate::hang::known(mpi::comm_world());
+        oversubscription();
         // SAFETY: MPI wrote the level provided; reads mpi-sys's copy of
         // MPI_THREAD_MULTIPLE.
         crate::threads::provided(unsafe { *provided }, unsafe { RSMPI_THREAD_MULTIPLE });
@@ -68,6 +70,15 @@ pub(crate) unsafe fn init_thread(
         crate::p2p::setup(mpi::comm_world(), None);
     }
     rc
+}
+
+/// Whether the polls must yield: more ranks on this node than cores (a
+/// collective every rank makes in `MPI_Init`, skipped when the checker is
+/// off).
+fn oversubscription() {
+    if crate::report::config().mode != crate::report::Mode::Off {
+        crate::watchdog::set_oversubscribed(mpi::oversubscribed());
+    }
 }
 
 /// The free of a communicator with a point-to-point channel first waits,

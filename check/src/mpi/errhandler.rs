@@ -245,6 +245,9 @@ extern "C" fn on_error(comm: *mut MPI_Comm, code: *mut c_int) {
 /// call then returns `code`).
 pub fn dispatch(comm: MPI_Comm, code: c_int) -> bool {
     let user = user_of(comm);
+    if bits(user) == bits(fatal()) {
+        super::abort_fatal(code);
+    }
     let _s = Swap::take();
     set(comm, user);
     // SAFETY: calls the user's handler of the user's communicator.
@@ -254,6 +257,32 @@ pub fn dispatch(comm: MPI_Comm, code: c_int) -> bool {
     }
     // SAFETY: reads mpi-sys's copy of MPI_ERRORS_RETURN.
     bits(user) == bits(unsafe { RSMPI_ERRORS_RETURN })
+}
+
+/// Whether the handler of `object` (else of `comm`) is
+/// `MPI_ERRORS_ARE_FATAL`, or the checker's standing for a user's that is.
+pub fn fatal_on(comm: MPI_Comm, object: Option<super::Object>) -> bool {
+    let now = match object {
+        None => {
+            let now = current(comm);
+            if now != 0 && made().is_some_and(|o| bits(o) == now) {
+                bits(user_of(comm))
+            } else {
+                now
+            }
+        }
+        Some(super::Object::Win(w)) => {
+            let mut eh = fatal();
+            // SAFETY: a query of the user's window (a new reference).
+            if unsafe { PMPI_Win_get_errhandler(w, &mut eh) } != 0 {
+                return false;
+            }
+            release(bits(eh));
+            bits(eh)
+        }
+        Some(super::Object::File(_)) => return false,
+    };
+    now == bits(fatal())
 }
 
 /// A point-to-point call the checker runs for the user: an error MPI

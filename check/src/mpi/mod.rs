@@ -13,7 +13,7 @@ pub mod errhandler;
 use crate::digest;
 use crate::sys::*;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 
 extern "C" {
     fn mxc_in_place() -> *mut c_void;
@@ -22,6 +22,7 @@ extern "C" {
     fn mxc_root() -> c_int;
     fn mxc_err_other() -> c_int;
     fn mxc_max_object_name() -> c_int;
+    fn mxc_max_error_string() -> c_int;
     fn mxc_op_index(op: MPI_Op) -> c_int;
     fn mxc_op_name(index: c_int) -> *const std::ffi::c_char;
     fn mxc_fn_identity(f: *const c_void) -> u64;
@@ -30,6 +31,8 @@ extern "C" {
     fn mxc_topo_dist_graph() -> c_int;
     fn mxc_proc_null() -> c_int;
     fn mxc_datatype_null() -> MPI_Datatype;
+    fn mxc_local_ranks() -> c_int;
+    fn mxc_online_cores() -> c_int;
     fn mxc_keyval_create(keyval: *mut c_int, del: extern "C" fn(*mut c_void)) -> c_int;
 }
 
@@ -770,6 +773,10 @@ pub fn raise(comm: MPI_Comm, object: Option<Object>) -> c_int {
 
 /// As `raise`, with `code` (the point-to-point checker's own).
 pub fn raise_code(comm: MPI_Comm, object: Option<Object>, code: c_int) -> c_int {
+    FOUND.store(true, Ordering::Relaxed);
+    if errhandler::fatal_on(comm, object) {
+        abort_fatal(code);
+    }
     // SAFETY: calls the user's object's error handler.
     unsafe {
         match object {
@@ -1348,6 +1355,51 @@ pub fn recv_bytes(dup: MPI_Comm, source: usize, tag: c_int) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// Whether the checker has raised a finding of its own in this process.
+static FOUND: AtomicBool = AtomicBool::new(false);
+
+/// MPI's text for an error code.
+pub fn error_string(code: c_int) -> String {
+    // SAFETY: reads the MPI_MAX_ERROR_STRING constant.
+    let max = unsafe { mxc_max_error_string() }.max(0) as usize;
+    let mut buf = vec![0u8; max + 1];
+    let mut len: c_int = 0;
+    // SAFETY: buf holds MPI_MAX_ERROR_STRING bytes.
+    if unsafe { PMPI_Error_string(code, buf.as_mut_ptr() as *mut _, &mut len) } != 0 {
+        return format!("error code {code}");
+    }
+    String::from_utf8_lossy(&buf[..(len.max(0) as usize).min(max)]).into_owned()
+}
+
+/// Ends the job for an error whose handler is `MPI_ERRORS_ARE_FATAL`, as
+/// the standard defines that handler (as if this process called
+/// `MPI_Abort`): one line with MPI's text of the error, then `MPI_Abort`
+/// on `MPI_COMM_WORLD`. Not through the MPI's own fatal path: MPICH 5
+/// ends the process there with `exit` alone, and its process manager
+/// sometimes misses that exit under load (the other ranks then wait in
+/// `MPI_Finalize` for ever); `MPI_Abort` tells the process manager.
+/// A rank with a finding another rank reports first gives that rank a
+/// grace to print it (that rank's abort ends this process meanwhile).
+pub fn abort_fatal(code: c_int) -> ! {
+    if FOUND.load(Ordering::Relaxed) && !crate::report::emitted() {
+        std::thread::sleep(std::time::Duration::from_secs(5));
+    }
+    let text = error_string(code);
+    let line = format!(
+        "mpix-check: rank {} ends the job (MPI_Abort; its error handler is MPI_ERRORS_ARE_FATAL): {}\n",
+        world_rank_cached(),
+        text.strip_prefix("mpix-check: ").unwrap_or(&text)
+    );
+    // One write, so that the ranks' lines do not interleave.
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    // The process manager forwards what the ranks wrote before it ends
+    // the job on the abort (MPICH's drops what it has not forwarded yet).
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: MPI_Abort on MPI_COMM_WORLD; it does not return.
+    unsafe { PMPI_Abort(comm_world(), 1) };
+    std::process::abort();
+}
+
 /// Ends the job from the watchdog thread after a timeout report (the
 /// waiting thread is inside MPI and cannot return an error).
 pub fn abort_job() {
@@ -1444,6 +1496,15 @@ pub fn is_named(t: MPI_Datatype) -> bool {
 
 /// A counter that numbers the checks of this process (for the JSON log).
 pub static FINDINGS: AtomicU64 = AtomicU64::new(0);
+
+/// Whether this node runs more ranks of `MPI_COMM_WORLD` than it has
+/// cores (a collective: every rank asks at `MPI_Init`).
+pub fn oversubscribed() -> bool {
+    // SAFETY: a split of MPI_COMM_WORLD every rank makes at MPI_Init, and
+    // a sysconf query.
+    let (ranks, cores) = unsafe { (mxc_local_ranks(), mxc_online_cores()) };
+    cores > 0 && ranks > cores
+}
 
 pub fn world_rank() -> i32 {
     let mut r = 0;
