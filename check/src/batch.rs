@@ -23,7 +23,7 @@
 //! intercommunicators, windows and files.
 
 use crate::check::{self, Call};
-use crate::digest::{self, Digest};
+use crate::digest::{self, Digest, Summary};
 use crate::mpi::{self, State};
 use crate::record::{Record, Sig, GROUP_INTRA, IN_PLACE_NA};
 use crate::report::{config, Verify};
@@ -31,13 +31,18 @@ use crate::site;
 use crate::sys::{MPI_Comm, MPI_Datatype};
 use crate::waiting::Phase;
 use std::ffi::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// One recorded call, not yet verified.
+/// The batches whose summaries differed and were compared digest by
+/// digest (`MPIX_CHECK_STATS`).
+pub static FULL: AtomicU64 = AtomicU64::new(0);
+
+/// One recorded call, not yet verified: what its report needs (its
+/// digest is the record's, made again if the batch is compared in full).
 struct Entry {
     call: Call,
     rec: Record,
-    digest: Digest,
     /// The program's return address from the call (`site::caller`).
     site: usize,
 }
@@ -45,6 +50,8 @@ struct Entry {
 /// A communicator's recorded calls.
 struct Batch {
     entries: Vec<Entry>,
+    /// The hash of their digests, in order.
+    summary: Summary,
     /// Its state's address, its key in `open`.
     key: usize,
 }
@@ -115,14 +122,10 @@ pub fn blocking(mut call: Call) -> Result<Checked, c_int> {
         return check::verify_now(&call, st).map(|_| Checked::Verified);
     }
     let (rec, digest) = check::recorded(&call, st);
-    let entry = Entry {
-        site: site::caller(call.coll as usize * 2 + usize::from(call.large)),
-        call,
-        rec,
-        digest,
-    };
-    let b = batch_of(st);
-    b.entries.push(entry);
+    let site = site::caller(call.coll as usize * 2 + usize::from(call.large));
+    let b = batch_of(st, n);
+    b.summary.add(&digest);
+    b.entries.push(Entry { call, rec, site });
     if b.entries.len() >= n {
         flush(st)?;
     }
@@ -146,15 +149,17 @@ pub fn made(comm: MPI_Comm, pmpi: impl FnOnce() -> c_int) -> c_int {
     rc
 }
 
-/// `st`'s batch, made (and its communicator listed) on first use.
-fn batch_of(st: &mut State) -> &mut Batch {
+/// `st`'s batch, made (and its communicator listed) on first use, with
+/// room for `n` calls.
+fn batch_of(st: &mut State, n: usize) -> &mut Batch {
     if st.batch.is_none() {
         let key = st as *mut State as usize;
         if let Ok(mut o) = open().lock() {
             o.push((st.id, key));
         }
         st.batch = Some(Box::new(Batch {
-            entries: Vec::new(),
+            entries: Vec::with_capacity(n),
+            summary: Summary::EMPTY,
             key,
         }));
     }
@@ -177,24 +182,46 @@ fn flush(st: &mut State) -> Result<(), c_int> {
     if b.entries.is_empty() {
         return Ok(());
     }
-    let entries = std::mem::take(&mut b.entries);
-    let result = verify(st, &entries, n);
-    drop(entries);
+    // Taken out while verified: a report's error handler may make calls
+    // on the communicator, recorded in a new batch.
+    let mut entries = std::mem::take(&mut b.entries);
+    let summary = std::mem::replace(&mut b.summary, Summary::EMPTY);
+    let result = verify(st, &entries, summary, n);
+    entries.clear();
+    if result.is_ok() {
+        // No handler ran: the state is the one verified; its next batch
+        // reuses the room.
+        if let Some(b) = st.batch.as_mut().and_then(|b| b.downcast_mut::<Batch>()) {
+            if b.entries.is_empty() {
+                b.entries = entries;
+            }
+        }
+    }
     release_kept();
     result
 }
 
-/// The reduction of a batch and the slow path of its inconsistent calls.
-fn verify(st: &State, entries: &[Entry], n: usize) -> Result<(), c_int> {
-    let digests: Vec<Digest> = entries.iter().map(|e| e.digest).collect();
-    let words = digest::batch(&digests, n);
+/// Verifies a batch: its summary reduced first (one digest's words);
+/// only when the ranks' summaries differ, its digests in full, then the
+/// slow path of each inconsistent call.
+fn verify(st: &State, entries: &[Entry], summary: Summary, n: usize) -> Result<(), c_int> {
     let first = &entries[0];
-    let reduced = {
+    let reduce = |words: &[u64]| {
         let view = check::view(st, first.rec.seq);
         let _w = check::arm(&first.call, &view, Phase::Arguments);
-        mpi::allreduce_batch(st.dup, check::place(st), &words)
+        mpi::allreduce_batch(st.dup, check::place(st), words)
     };
-    let reduced = match reduced {
+    match reduce(&summary.to_digest()) {
+        Ok(r) if <&Digest>::try_from(&r[..]).is_ok_and(digest::consistent) => return Ok(()),
+        Ok(_) => {}
+        Err(rc) => return check::exchange_failed(&first.call, rc),
+    }
+    FULL.fetch_add(1, Ordering::Relaxed);
+    let digests: Vec<Digest> = entries
+        .iter()
+        .map(|e| check::digest_of(&e.call, st, &e.rec))
+        .collect();
+    let reduced = match reduce(&digest::batch(&digests, n)) {
         Ok(r) => r,
         Err(rc) => return check::exchange_failed(&first.call, rc),
     };

@@ -862,7 +862,7 @@ pub(crate) fn exchange_failed(call: &Call, rc: c_int) -> Result<(), c_int> {
 }
 
 /// One rank's digest of a call (the fast path's contribution).
-fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
+pub(crate) fn digest_of(call: &Call, st: &State, rec: &Record) -> Digest {
     let mut b = digest::Builder::new(rec);
     if let Some(x) = &st.inter {
         let me = place(st).0;

@@ -206,6 +206,60 @@ pub fn and_in_all(own: &[u64], acc: &mut [u64]) {
     }
 }
 
+/// The summary of a batch, reduced first (`batch::verify`): one
+/// digest-shaped vector whose call word holds a hash of the batch's
+/// digests and whose flag word says whether any of them asks for the
+/// exact rules. When the ranks' summaries agree, every rank made the same
+/// calls word for word and the batch is consistent; when they differ (a
+/// mismatch, or ranks whose digests differ only where the full reduction
+/// would accept it: a side one rank has and another lacks), the batch's
+/// digests are reduced in full (`batch`). Sound: agreement here implies
+/// agreement there.
+#[derive(Clone, Copy)]
+pub struct Summary {
+    hash: u64,
+    slow: bool,
+}
+
+/// Odd multipliers for the summary's per-word lanes (from SplitMix64
+/// and wyhash constants): independent multiplies, so that one digest's
+/// hash costs about as much as one `mix`.
+const LANES: [u64; 4] = [
+    0x9e37_79b9_7f4a_7c15,
+    0xbf58_476d_1ce4_e5b9,
+    0x94d0_49bb_1331_11eb,
+    0xa076_1d64_78bd_642f,
+];
+
+impl Summary {
+    pub const EMPTY: Summary = Summary {
+        hash: 0x243f_6a88_85a3_08d3,
+        slow: false,
+    };
+
+    /// Adds the next call's digest (batchable calls: uniform, no pairs).
+    pub fn add(&mut self, d: &Digest) {
+        let mut lane = 0u64;
+        for i in 0..EQ {
+            lane = lane.wrapping_add(d[2 * i].wrapping_mul(LANES[i % 4]).rotate_left(i as u32));
+        }
+        self.slow |= d[2 * SLOW] != 0 || d[AND_WORDS] != 0;
+        self.hash = mix(self.hash ^ lane);
+    }
+
+    /// The digest-shaped vector the ranks reduce; `consistent` on the
+    /// reduction is the verdict.
+    pub fn to_digest(self) -> Digest {
+        let mut d = [u64::MAX; WORDS];
+        d[2 * CALL] = self.hash;
+        d[2 * CALL + 1] = !self.hash;
+        d[2 * SLOW] = u64::from(self.slow);
+        d[2 * SLOW + 1] = !u64::from(self.slow);
+        d[AND_WORDS] = 0;
+        d
+    }
+}
+
 /// A batch of `slots` digests, as one rank reduces it: its calls'
 /// digests in order, then for each slot it has no call for, the digest of
 /// "no call" (call 0; no other word). A rank that made fewer calls than
@@ -423,5 +477,68 @@ mod tests {
             _ => sent(i, j),
         };
         assert!(!consistent(&reduce(&build(&swapped))));
+    }
+
+    /// One rank's batch summary of the records `recs`, in order.
+    fn summary(recs: &[Record]) -> Digest {
+        let mut s = Summary::EMPTY;
+        for r in recs {
+            s.add(&Builder::new(r).finish());
+        }
+        s.to_digest()
+    }
+
+    fn with_seq(seq: u64, a: Sig) -> Record {
+        Record { seq, ..rec(a, a) }
+    }
+
+    #[test]
+    fn summaries_of_the_same_calls_agree() {
+        let calls = [with_seq(1, sig(7, 2)), with_seq(2, sig(9, 1))];
+        assert!(consistent(&reduce(&[summary(&calls), summary(&calls)])));
+    }
+
+    #[test]
+    fn summaries_differ_on_any_word_order_or_length() {
+        let calls = [with_seq(1, sig(7, 2)), with_seq(2, sig(9, 1))];
+        let count = [with_seq(1, sig(7, 2)), with_seq(2, sig(9, 2))];
+        let root = [
+            with_seq(1, sig(7, 2)),
+            Record {
+                root: 1,
+                ..with_seq(2, sig(9, 1))
+            },
+        ];
+        let swapped = [with_seq(1, sig(9, 1)), with_seq(2, sig(7, 2))];
+        for other in [&count[..], &root[..], &swapped[..], &calls[..1]] {
+            assert!(!consistent(&reduce(&[summary(&calls), summary(other)])));
+        }
+    }
+
+    #[test]
+    fn a_summary_asking_for_the_exact_rules_is_never_consistent() {
+        // Two sides that differ on one rank: the full comparison's slow
+        // flag, kept by the summary even when every rank has it.
+        let slow = [rec(sig(7, 2), sig(8, 2))];
+        assert!(!verdict(&slow));
+        assert!(!consistent(&reduce(&[summary(&slow), summary(&slow)])));
+    }
+
+    #[test]
+    fn a_summary_is_no_laxer_than_the_full_comparison() {
+        // Where the summaries agree, so does every slot of the batch.
+        let calls = [with_seq(1, sig(7, 2)), with_seq(2, sig(9, 1))];
+        let full = |r: &[Record]| {
+            batch(
+                &r.iter()
+                    .map(|r| Builder::new(r).finish())
+                    .collect::<Vec<_>>(),
+                4,
+            )
+        };
+        let (a, b) = (full(&calls), full(&calls));
+        let mut acc = a.clone();
+        combine_all(&b, &mut acc);
+        assert!(inconsistent_slots(&acc).is_empty());
     }
 }

@@ -106,9 +106,10 @@ fn print_stats() {
     use std::sync::atomic::Ordering::Relaxed;
     let calls = crate::check::CHECKED.load(Relaxed);
     let sent = mpi::SENT.load(Relaxed);
+    let full = crate::batch::FULL.load(Relaxed);
     // One write, so that the ranks' lines do not interleave.
     let line = format!(
-        "mpix-check: world rank {}: {calls} checked collective calls, {sent} messages sent to verify them, {:.3} messages per call\n",
+        "mpix-check: world rank {}: {calls} checked collective calls, {sent} messages sent to verify them, {full} batches compared call by call, {:.3} messages per call\n",
         mpi::world_rank(),
         sent as f64 / calls.max(1) as f64
     );

@@ -1395,14 +1395,13 @@ pub fn abort_fatal(code: c_int) -> ! {
     // The process manager forwards what the ranks wrote before it ends
     // the job on the abort (MPICH's drops what it has not forwarded yet).
     std::thread::sleep(std::time::Duration::from_millis(500));
-    // SAFETY: MPI_Abort on MPI_COMM_WORLD; it does not return.
-    unsafe { PMPI_Abort(comm_world(), 1) };
-    std::process::abort();
+    abort_job()
 }
 
-/// Ends the job from the watchdog thread after a timeout report (the
-/// waiting thread is inside MPI and cannot return an error).
-pub fn abort_job() {
+/// Ends the job: MPI_Abort on MPI_COMM_WORLD (the watchdog thread after a
+/// timeout report, whose waiting thread is inside MPI and cannot return
+/// an error; a fatal error handler, `abort_fatal`).
+pub fn abort_job() -> ! {
     // SAFETY: MPI_Abort on MPI_COMM_WORLD; it does not return.
     unsafe { PMPI_Abort(comm_world(), 1) };
     std::process::abort();
