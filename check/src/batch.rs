@@ -16,11 +16,15 @@
 //! names it is freed after that call is verified, so that the report can
 //! still read it (`keep`).
 //!
+//! The "v" calls are recorded with a copy of the counts they read (their
+//! slow path reads them after the program may have changed its arrays).
+//!
 //! What is not batched, and verified before it is made as in the
 //! immediate mode: the nonblocking and persistent calls (their checks are
-//! already off the critical path), the "v"/"w" and neighborhood calls
-//! (their slow path reads the program's arrays), calls on
-//! intercommunicators, windows and files.
+//! already off the critical path), `MPI_Alltoallw` and the neighborhood
+//! calls (arrays of types; a topology), `MPI_Reduce_scatter` (a
+//! difference in its counts makes MPI fail or hang in the call), calls
+//! on intercommunicators, windows and files.
 
 use crate::check::{self, Call};
 use crate::digest::{self, Digest, Summary};
@@ -84,18 +88,20 @@ fn size() -> Option<usize> {
     }
 }
 
-/// Whether `call` on `st` is recorded rather than verified at once.
+/// Whether `call` on `st` is recorded rather than verified at once: a
+/// blocking call on an intracommunicator with no arrays of types, whose
+/// counts arrays, if any, can be kept (`Call::keep_counts`).
 fn batchable(call: &Call, st: &State) -> bool {
+    let no_counts =
+        matches!(call.scounts, check::Counts::None) && matches!(call.rcounts, check::Counts::None);
     call.form == crate::record::Form::Blocking
         && st.inter.is_none()
         && call.object.is_none()
         && call.operation.is_none()
         && call.stypes.is_null()
         && call.rtypes.is_null()
-        && !call.coll.pairwise()
         && !call.coll.neighborhood()
-        && matches!(call.scounts, check::Counts::None)
-        && matches!(call.rcounts, check::Counts::None)
+        && (no_counts || call.counts_keepable())
 }
 
 /// What the check of a blocking call did.
@@ -122,6 +128,9 @@ pub fn blocking(mut call: Call) -> Result<Checked, c_int> {
         return check::verify_now(&call, st).map(|_| Checked::Verified);
     }
     let (rec, digest) = check::recorded(&call, st);
+    if call.counts_keepable() {
+        call.keep_counts(st.rank, st.size);
+    }
     let site = site::caller(call.coll as usize * 2 + usize::from(call.large));
     let b = batch_of(st, n);
     b.summary.add(&digest);

@@ -18,28 +18,36 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A call's array of counts: `int` in the classic interface, `MPI_Count`
-/// in the large-count (`_c`) one.
-#[derive(Debug, Clone, Copy)]
+/// in the large-count (`_c`) one; or a copy, kept with a batched call
+/// (`Call::keep_counts`).
+#[derive(Debug, Clone)]
 pub enum Counts {
     None,
     Int(*const c_int),
     Big(*const crate::sys::MPI_Count),
+    Kept(Arc<[i64]>),
 }
 
 impl Counts {
     /// Entry `i` (0 for a missing array, which the wrappers pass only
     /// where the call has none).
     #[allow(clippy::unnecessary_cast)] // MPI_Count's width is the MPI's choice
-    fn at(self, i: usize) -> i64 {
+    fn at(&self, i: usize) -> i64 {
         // SAFETY: the user's array has one entry per rank or neighbor, as
         // MPI requires; a null array is never read.
         unsafe {
             match self {
                 Counts::Int(p) if !p.is_null() => *p.add(i) as i64,
                 Counts::Big(p) if !p.is_null() => *p.add(i) as i64,
+                Counts::Kept(v) => v.get(i).copied().unwrap_or(0),
                 _ => 0,
             }
         }
+    }
+
+    /// Its first `n` entries, copied.
+    fn kept(&self, n: usize) -> Counts {
+        Counts::Kept((0..n).map(|i| self.at(i)).collect())
     }
 }
 
@@ -327,31 +335,31 @@ impl Call {
         let to_root = self.root >= 0 && jr == self.root as usize;
         let send = (self.scount, self.stype);
         let recv = (self.rcount, self.rtype);
-        let from = |counts: Counts, t| (counts.at(jr), t);
+        let from = |counts: &Counts, t| (counts.at(jr), t);
         match self.coll {
             Coll::Bcast | Coll::Scatter => (
                 is_root.then_some(send),
                 to_root.then_some(if self.coll == Coll::Bcast { send } else { recv }),
             ),
             Coll::Scatterv => (
-                is_root.then(|| from(self.scounts, self.stype)),
+                is_root.then(|| from(&self.scounts, self.stype)),
                 to_root.then_some(recv),
             ),
             Coll::Gather => (to_root.then_some(send), is_root.then_some(recv)),
             Coll::Gatherv => (
                 to_root.then_some(send),
-                is_root.then(|| from(self.rcounts, self.rtype)),
+                is_root.then(|| from(&self.rcounts, self.rtype)),
             ),
             Coll::Reduce => (to_root.then_some(send), is_root.then_some(send)),
             Coll::Allgather | Coll::Alltoall => (Some(send), Some(recv)),
-            Coll::Allgatherv => (Some(send), Some(from(self.rcounts, self.rtype))),
+            Coll::Allgatherv => (Some(send), Some(from(&self.rcounts, self.rtype))),
             Coll::Alltoallv => (
-                Some(from(self.scounts, self.stype)),
-                Some(from(self.rcounts, self.rtype)),
+                Some(from(&self.scounts, self.stype)),
+                Some(from(&self.rcounts, self.rtype)),
             ),
             Coll::Alltoallw => (
-                Some(from(self.scounts, Call::type_at(self.stypes, jr))),
-                Some(from(self.rcounts, Call::type_at(self.rtypes, jr))),
+                Some(from(&self.scounts, Call::type_at(self.stypes, jr))),
+                Some(from(&self.rcounts, Call::type_at(self.rtypes, jr))),
             ),
             Coll::Allreduce => (Some(send), Some(send)),
             // Each group reduces a vector of n × recvcount (or the sum of
@@ -458,6 +466,37 @@ impl Call {
             group: GROUP_INTRA,
             grank: st.rank as u64,
         }
+    }
+
+    /// Whether this is an intracommunicator call whose counts arrays
+    /// `keep_counts` can copy: the "v" calls but `MPI_Alltoallw` (whose
+    /// types are arrays too). Not `MPI_Reduce_scatter`: ranks whose
+    /// recvcounts differ make the MPI fail or hang inside the call
+    /// (measured: MPICH 5 truncates, Open MPI 4.1 hangs at 4 ranks), so
+    /// its check stays before the call.
+    pub(crate) fn counts_keepable(&self) -> bool {
+        matches!(
+            self.coll,
+            Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv
+        )
+    }
+
+    /// Copies the counts arrays this rank's call reads (`pair`: only the
+    /// significant ones) on an intracommunicator
+    /// of `size`; the others become `None`. A batched call's report
+    /// reads them after the program may have changed them.
+    pub(crate) fn keep_counts(&mut self, me: usize, size: usize) {
+        let root = i64::from(self.root) == me as i64;
+        let (send, recv) = match self.coll {
+            Coll::Gatherv => (false, root),
+            Coll::Scatterv => (root, false),
+            Coll::Allgatherv => (false, true),
+            Coll::Alltoallv => (!self.in_place, true),
+            _ => (false, false),
+        };
+        let keep = |c: &Counts, read: bool| if read { c.kept(size) } else { Counts::None };
+        self.scounts = keep(&self.scounts, send);
+        self.rcounts = keep(&self.rcounts, recv);
     }
 
     fn extra_word(&self, st: &State) -> u64 {

@@ -208,8 +208,8 @@ pub fn and_in_all(own: &[u64], acc: &mut [u64]) {
 
 /// The summary of a batch, reduced first (`batch::verify`): one
 /// digest-shaped vector whose call word holds a hash of the batch's
-/// digests and whose flag word says whether any of them asks for the
-/// exact rules. When the ranks' summaries agree, every rank made the same
+/// equality words, whose flag word says whether any of its digests asks
+/// for the exact rules, and whose pair sum is the weighted sum of theirs. When the ranks' summaries agree, every rank made the same
 /// calls word for word and the batch is consistent; when they differ (a
 /// mismatch, or ranks whose digests differ only where the full reduction
 /// would accept it: a side one rank has and another lacks), the batch's
@@ -219,6 +219,11 @@ pub fn and_in_all(own: &[u64], acc: &mut [u64]) {
 pub struct Summary {
     hash: u64,
     slow: bool,
+    /// The pair sums of the "v" calls, each times an odd weight of its
+    /// slot: zero over the ranks when every call's is, and two calls'
+    /// residues do not cancel.
+    pairs: u64,
+    calls: u64,
 }
 
 /// Odd multipliers for the summary's per-word lanes (from SplitMix64
@@ -235,16 +240,22 @@ impl Summary {
     pub const EMPTY: Summary = Summary {
         hash: 0x243f_6a88_85a3_08d3,
         slow: false,
+        pairs: 0,
+        calls: 0,
     };
 
-    /// Adds the next call's digest (batchable calls: uniform, no pairs).
+    /// Adds the next call's digest (an intracommunicator's: its high
+    /// group's word is absent on every rank).
     pub fn add(&mut self, d: &Digest) {
         let mut lane = 0u64;
         for i in 0..EQ {
             lane = lane.wrapping_add(d[2 * i].wrapping_mul(LANES[i % 4]).rotate_left(i as u32));
         }
-        self.slow |= d[2 * SLOW] != 0 || d[AND_WORDS] != 0;
+        self.slow |= d[2 * SLOW] != 0;
         self.hash = mix(self.hash ^ lane);
+        let weight = mix(self.calls) | 1;
+        self.pairs = self.pairs.wrapping_add(d[AND_WORDS].wrapping_mul(weight));
+        self.calls += 1;
     }
 
     /// The digest-shaped vector the ranks reduce; `consistent` on the
@@ -255,7 +266,7 @@ impl Summary {
         d[2 * CALL + 1] = !self.hash;
         d[2 * SLOW] = u64::from(self.slow);
         d[2 * SLOW + 1] = !u64::from(self.slow);
-        d[AND_WORDS] = 0;
+        d[AND_WORDS] = self.pairs;
         d
     }
 }
@@ -540,5 +551,36 @@ mod tests {
         let mut acc = a.clone();
         combine_all(&b, &mut acc);
         assert!(inconsistent_slots(&acc).is_empty());
+    }
+
+    /// One rank's summary of "v" calls: per call, (what rank 0 sends to
+    /// rank 1, what rank 1 expects from rank 0), from rank `me`'s side.
+    fn v_summary(me: usize, calls: &[(Sig, Sig)]) -> Digest {
+        let mut s = Summary::EMPTY;
+        for (k, &(sent, expected)) in calls.iter().enumerate() {
+            let r = Record {
+                call: Coll::Alltoallv as u64,
+                ..with_seq(k as u64 + 1, Sig::NONE)
+            };
+            let mut b = Builder::new(&r);
+            if me == 0 {
+                b.pair(0, 1, 0, sent, true);
+            } else {
+                b.pair(0, 1, 0, expected, false);
+            }
+            s.add(&b.finish());
+        }
+        s.to_digest()
+    }
+
+    #[test]
+    fn summaries_of_v_calls_check_their_pairs() {
+        let (x, y) = (sig(7, 2), sig(7, 3));
+        let agree =
+            |calls: &[(Sig, Sig)]| consistent(&reduce(&[v_summary(0, calls), v_summary(1, calls)]));
+        assert!(agree(&[(x, x), (y, y)]));
+        assert!(!agree(&[(x, y)]));
+        // Two differences whose residues are opposite do not cancel.
+        assert!(!agree(&[(x, y), (y, x)]));
     }
 }
