@@ -79,6 +79,13 @@ rank 1 receives (recvcounts[0], recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
 rank 0 has MPI_INT at element 0 of 1 x MPI_INT
 rank 1 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
+    # Counts that make MPI fail in the call (a truncation): reported by
+    # the checker first in both modes.
+    scenario "${prefix}alltoallv-count" "$n" fail -- alltoallv_count <<EOF2
+mpix-check: MPI_Alltoallv on MPI_COMM_WORLD, call #1 there: the type signatures of the data rank 0 sends to rank $l do not match (reported by rank $l of $n)
+rank 0 sends (sendcounts[$l], sendtype) = 2 x MPI_INT: 2 elements, 8 bytes
+rank $l receives (recvcounts[0], recvtype) = 1 x MPI_INT: 1 element, 4 bytes
+EOF2
     scenario "${prefix}reduce-scatter-counts" "$n" fail -- reduce_scatter <<EOF2
 mpix-check: MPI_Reduce_scatter on MPI_COMM_WORLD, call #1 there: the ranks passed different recvcounts
 EOF2

@@ -88,6 +88,13 @@ int main(int argc, char **argv) {
         /* The arrays change after the call: a report made later (batched
          * verification) names the counts the call was given. */
         for (int i = 0; i < size; i++) sc[i] = rcn[i] = 7;
+    } else if (!strcmp(s, "alltoallv_count")) {
+        /* rank 0 sends 2 ints to the last rank, which expects 1: MPI
+         * fails in the call (a truncation) */
+        int sc[64], sd[64], rcn[64], rd[64];
+        for (int i = 0; i < size; i++) sc[i] = rcn[i] = 1, sd[i] = rd[i] = 2 * i;
+        if (rank == 0) sc[size - 1] = 2;
+        rc = MPI_Alltoallv(buf, sc, sd, MPI_INT, out, rcn, rd, MPI_INT, MPI_COMM_WORLD);
     } else if (!strcmp(s, "reduce_scatter")) {
         int counts[64];
         for (int i = 0; i < size; i++) counts[i] = 1;
