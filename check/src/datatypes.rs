@@ -112,8 +112,7 @@ pub fn receive_buffer(
 
 /// Whether the buffer (`count`, `t`) needs no look for overlapping
 /// entries: nothing written, the look off, or the type known clean at
-/// that count.
-/// (`ANY_COUNT`: clean at every count.)
+/// that count (`ANY_COUNT`: at every count).
 fn known_clean(count: i64, t: MPI_Datatype) -> bool {
     (count <= 0 && count != ANY_COUNT)
         || !report::types_enabled()
