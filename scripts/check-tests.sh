@@ -232,8 +232,10 @@ done
 # the same reports, printed when the batch is verified (here at
 # MPI_Finalize, or at the truncation MPI raises); a difference at call #3
 # followed by 1000 correct calls still names call #3 and its line (in both
-# modes); the
-# correct program silent. The differences MPI hangs on are reported as
+# modes), and so does a difference in a loop that frees and builds its
+# type or op again each time (the MPI may give the new one the old handle:
+# the same arguments, another call) or changes a counts array in place;
+# the correct program silent. The differences MPI hangs on are reported as
 # hangs in this mode (docs/mpix-check.md, "Batched verification").
 for n in 2 4; do
     l=$((n - 1))
@@ -243,6 +245,19 @@ mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #3 there: the ranks passed dif
 mpix-check:   rank $l: MPI_MAX
 mpix-check:   rank 0 called MPI_Allreduce from main at errors.c:61
 mpix-check:   rank $l called MPI_Allreduce from main at errors.c:61
+EOF2
+        scenario "recycled-type-$verify" "$n" fail MPIX_CHECK_VERIFY=$verify MPIX_CHECK_BATCH=16 -- recycled_type <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #17 there: the type signatures do not match
+mpix-check:     rank $l has MPI_FLOAT at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_FLOAT
+mpix-check:   rank $l called MPI_Bcast from main at errors.c:74
+EOF2
+        scenario "recycled-op-$verify" "$n" fail MPIX_CHECK_VERIFY=$verify MPIX_CHECK_BATCH=16 -- recycled_op <<EOF2
+mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #11 there: the ranks passed different ops
+mpix-check:   rank $l: a user op (function identity
+EOF2
+        scenario "recycled-counts-$verify" "$n" fail MPIX_CHECK_VERIFY=$verify MPIX_CHECK_BATCH=16 -- recycled_counts <<EOF2
+mpix-check: MPI_Alltoallv on MPI_COMM_WORLD, call #17 there: the type signatures of the data rank 0 sends to rank $l do not match
+rank $l receives (recvcounts[0], recvtype) = 2 x MPI_INT: 2 elements, 8 bytes
 EOF2
     done
 done

@@ -26,10 +26,10 @@
 //! difference in its counts makes MPI fail or hang in the call), calls
 //! on intercommunicators, windows and files.
 
-use crate::check::{self, Call};
+use crate::check::{self, Call, Counts};
 use crate::digest::{self, Digest, Summary};
 use crate::mpi::{self, State};
-use crate::record::{Record, Sig, GROUP_INTRA, IN_PLACE_NA};
+use crate::record::{Coll, Record, Sig, GROUP_INTRA, IN_PLACE_NA};
 use crate::report::{config, Verify};
 use crate::site;
 use crate::sys::{MPI_Comm, MPI_Datatype};
@@ -42,10 +42,116 @@ use std::sync::Mutex;
 /// digest (`MPIX_CHECK_STATS`).
 pub static FULL: AtomicU64 = AtomicU64::new(0);
 
+/// A recorded call's scalar arguments, handles as their bits: two calls
+/// on a communicator with the same key are the same call, but for their
+/// counts arrays.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Key {
+    coll: Coll,
+    large: bool,
+    in_place: bool,
+    root: c_int,
+    comm: u64,
+    op: Option<u64>,
+    scount: i64,
+    stype: u64,
+    rcount: i64,
+    rtype: u64,
+    extra: u64,
+}
+
+impl Key {
+    fn of(call: &Call) -> Key {
+        Key {
+            coll: call.coll,
+            large: call.large,
+            in_place: call.in_place,
+            root: call.root,
+            comm: mpi::bits(call.comm),
+            op: call.op.map(mpi::bits),
+            scount: call.scount,
+            stype: mpi::bits(call.stype),
+            rcount: call.rcount,
+            rtype: mpi::bits(call.rtype),
+            extra: call.extra,
+        }
+    }
+}
+
+/// A recorded call's arguments: all that a batchable call's `Call` holds
+/// (no arrays of types, topology, window, file or library operation).
+struct Args {
+    key: Key,
+    scounts: Counts,
+    rcounts: Counts,
+}
+
+impl Args {
+    /// `call`'s arguments, its counts arrays taken.
+    fn take(key: Key, call: &mut Call) -> Args {
+        Args {
+            key,
+            scounts: std::mem::replace(&mut call.scounts, Counts::None),
+            rcounts: std::mem::replace(&mut call.rcounts, Counts::None),
+        }
+    }
+
+    /// The call again, for its digest and report.
+    fn call(&self) -> Call {
+        let k = &self.key;
+        Call {
+            large: k.large,
+            in_place: k.in_place,
+            root: k.root,
+            op: k.op.map(mpi::from_bits),
+            scount: k.scount,
+            stype: mpi::from_bits(k.stype),
+            rcount: k.rcount,
+            rtype: mpi::from_bits(k.rtype),
+            scounts: self.scounts.clone(),
+            rcounts: self.rcounts.clone(),
+            extra: k.extra,
+            ..Call::new(k.coll, mpi::from_bits(k.comm))
+        }
+    }
+}
+
+/// The last call recorded on a communicator, whose record and digest a
+/// repeat of it (a program's loop) reuses, renumbered: the signatures of
+/// its types are not looked up again.
+struct Last {
+    key: Key,
+    /// Its counts arrays, as kept (`Call::keep_counts`).
+    scounts: Counts,
+    rcounts: Counts,
+    rec: Record,
+    digest: Digest,
+    /// `TYPES_FREED` at its record: a type freed since may have given
+    /// its handle to another.
+    freed: u64,
+}
+
+impl Last {
+    /// Whether a repeat may reuse the record `rec` and its digest: not
+    /// with a user op (whose handle may be another op's once freed).
+    fn reusable(rec: &Record) -> bool {
+        rec.op >> 62 == 0
+    }
+
+    /// Whether `call`, with `key`, repeats this one: the same key and
+    /// counts, and no type freed since.
+    fn repeated_by(&self, call: &Call, key: &Key, freed: u64) -> bool {
+        self.key == *key
+            && self.freed == freed
+            && call.scounts.holds(&self.scounts)
+            && call.rcounts.holds(&self.rcounts)
+    }
+}
+
 /// One recorded call, not yet verified: what its report needs (its
 /// digest is the record's, made again if the batch is compared in full).
 struct Entry {
-    call: Call,
+    args: Args,
     rec: Record,
     /// The program's return address from the call (`site::caller`).
     site: usize,
@@ -54,6 +160,7 @@ struct Entry {
 /// A communicator's recorded calls.
 struct Batch {
     entries: Vec<Entry>,
+    last: Option<Last>,
     /// The hash of their digests, in order.
     summary: Summary,
     /// Its state's address, its key in `open`.
@@ -92,8 +199,7 @@ fn size() -> Option<usize> {
 /// blocking call on an intracommunicator with no arrays of types, whose
 /// counts arrays, if any, can be kept (`Call::keep_counts`).
 fn batchable(call: &Call, st: &State) -> bool {
-    let no_counts =
-        matches!(call.scounts, check::Counts::None) && matches!(call.rcounts, check::Counts::None);
+    let no_counts = matches!(call.scounts, Counts::None) && matches!(call.rcounts, Counts::None);
     call.form == crate::record::Form::Blocking
         && st.inter.is_none()
         && call.object.is_none()
@@ -116,25 +222,44 @@ pub enum Checked {
 /// The check of a blocking collective call, before the call itself (as
 /// `check::blocking`): in the batched mode, recorded when it can be (and
 /// the batch verified when full), else the batch verified, then the call.
-pub fn blocking(mut call: Call) -> Result<Checked, c_int> {
+pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
     let Some(n) = size() else {
         return check::blocking(call).map(|_| Checked::Verified);
     };
-    let Some(st) = check::enabled(&mut call) else {
+    let Some(st) = check::enabled(call) else {
         return Ok(Checked::Verified);
     };
-    if !batchable(&call, st) {
+    if !batchable(call, st) {
         flush(st)?;
-        return check::verify_now(&call, st).map(|_| Checked::Verified);
-    }
-    let (rec, digest) = check::recorded(&call, st);
-    if call.counts_keepable() {
-        call.keep_counts(st.rank, st.size);
+        return check::verify_now(call, st).map(|_| Checked::Verified);
     }
     let site = site::caller(call.coll as usize * 2 + usize::from(call.large));
+    let key = Key::of(call);
+    let freed = crate::sig::TYPES_FREED.load(Ordering::Acquire);
+    check::number(st);
+    let seq = st.seq;
+    let rec = if let Some(rec) = batch_of(st, n).repeat(call, &key, freed, seq) {
+        rec
+    } else {
+        let rec = check::numbered_record(call, st);
+        let digest = check::digest_of(call, st, &rec);
+        if call.counts_keepable() {
+            call.keep_counts(st.rank, st.size);
+        }
+        let last = Last::reusable(&rec).then(|| Last {
+            key,
+            scounts: call.scounts.clone(),
+            rcounts: call.rcounts.clone(),
+            rec,
+            digest,
+            freed,
+        });
+        batch_of(st, n).add(&digest, last);
+        rec
+    };
     let b = batch_of(st, n);
-    b.summary.add(&digest);
-    b.entries.push(Entry { call, rec, site });
+    let args = Args::take(key, call);
+    b.entries.push(Entry { args, rec, site });
     if b.entries.len() >= n {
         flush(st)?;
     }
@@ -158,6 +283,31 @@ pub fn made(comm: MPI_Comm, pmpi: impl FnOnce() -> c_int) -> c_int {
     rc
 }
 
+impl Batch {
+    /// Adds a call's digest to the summary; `last`: what a repeat of the
+    /// call reuses.
+    fn add(&mut self, digest: &Digest, last: Option<Last>) {
+        self.summary.add(digest);
+        self.last = last;
+    }
+
+    /// `call`, with `key`, numbered `seq`, added to the summary if it
+    /// repeats the last call (`Last::repeated_by`): its record. Its
+    /// counts become the last call's copies.
+    fn repeat(&mut self, call: &mut Call, key: &Key, freed: u64, seq: u64) -> Option<Record> {
+        let last = self
+            .last
+            .as_mut()
+            .filter(|l| l.repeated_by(call, key, freed))?;
+        call.scounts = last.scounts.clone();
+        call.rcounts = last.rcounts.clone();
+        last.rec.seq = seq;
+        digest::renumber(&mut last.digest, seq);
+        self.summary.add(&last.digest);
+        Some(last.rec)
+    }
+}
+
 /// `st`'s batch, made (and its communicator listed) on first use, with
 /// room for `n` calls.
 fn batch_of(st: &mut State, n: usize) -> &mut Batch {
@@ -168,6 +318,7 @@ fn batch_of(st: &mut State, n: usize) -> &mut Batch {
         }
         st.batch = Some(Box::new(Batch {
             entries: Vec::with_capacity(n),
+            last: None,
             summary: Summary::EMPTY,
             key,
         }));
@@ -214,37 +365,39 @@ fn flush(st: &mut State) -> Result<(), c_int> {
 /// only when the ranks' summaries differ, its digests in full, then the
 /// slow path of each inconsistent call.
 fn verify(st: &State, entries: &[Entry], summary: Summary, n: usize) -> Result<(), c_int> {
-    let first = &entries[0];
+    let first = entries[0].args.call();
+    let seq0 = entries[0].rec.seq;
     let reduce = |words: &[u64]| {
-        let view = check::view(st, first.rec.seq);
-        let _w = check::arm(&first.call, &view, Phase::Arguments);
+        let view = check::view(st, seq0);
+        let _w = check::arm(&first, &view, Phase::Arguments);
         mpi::allreduce_batch(st.dup, check::place(st), words)
     };
     match reduce(&summary.to_digest()) {
         Ok(r) if <&Digest>::try_from(&r[..]).is_ok_and(digest::consistent) => return Ok(()),
         Ok(_) => {}
-        Err(rc) => return check::exchange_failed(&first.call, rc),
+        Err(rc) => return check::exchange_failed(&first, rc),
     }
     FULL.fetch_add(1, Ordering::Relaxed);
     let digests: Vec<Digest> = entries
         .iter()
-        .map(|e| check::digest_of(&e.call, st, &e.rec))
+        .map(|e| check::digest_of(&e.args.call(), st, &e.rec))
         .collect();
     let reduced = match reduce(&digest::batch(&digests, n)) {
         Ok(r) => r,
-        Err(rc) => return check::exchange_failed(&first.call, rc),
+        Err(rc) => return check::exchange_failed(&first, rc),
     };
     for slot in digest::inconsistent_slots(&reduced) {
-        let seq = first.rec.seq + slot as u64;
+        let seq = seq0 + slot as u64;
         let view = check::view(st, seq);
         match entries.get(slot) {
             Some(e) => {
-                let at = site::caller_site(&e.call.name(), e.site);
-                check::slow_at(&e.call, &view, &e.rec, &at)?
+                let call = e.args.call();
+                let at = site::caller_site(&call.name(), e.site);
+                check::slow_at(&call, &view, &e.rec, &at)?
             }
             None => {
-                let call = &entries[entries.len() - 1].call;
-                check::slow_at(call, &view, &no_call(seq, st), "")?
+                let call = entries[entries.len() - 1].args.call();
+                check::slow_at(&call, &view, &no_call(seq, st), "")?
             }
         }
     }
@@ -316,7 +469,7 @@ fn named(open: &[(u64, usize)], t: u64) -> bool {
             .is_some_and(|b| {
                 b.entries
                     .iter()
-                    .any(|e| mpi::bits(e.call.stype) == t || mpi::bits(e.call.rtype) == t)
+                    .any(|e| e.args.key.stype == t || e.args.key.rtype == t)
             })
     })
 }

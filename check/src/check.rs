@@ -45,6 +45,16 @@ impl Counts {
         }
     }
 
+    /// Whether this array holds what `kept` holds, a copy `kept` made of
+    /// an array (`Counts::None`: the array is not read, nothing to hold).
+    pub(crate) fn holds(&self, kept: &Counts) -> bool {
+        match kept {
+            Counts::None => true,
+            Counts::Kept(v) => v.iter().enumerate().all(|(i, &c)| self.at(i) == c),
+            _ => false,
+        }
+    }
+
     /// Its first `n` entries, copied.
     fn kept(&self, n: usize) -> Counts {
         Counts::Kept((0..n).map(|i| self.at(i)).collect())
@@ -155,9 +165,13 @@ impl Call {
         })
     }
 
-    /// Whether some rank of the call has a `receive_buffer`.
-    pub(crate) fn has_receive_buffer(&self) -> bool {
-        receive_rule(self.coll).is_some()
+    /// The datatype some rank's `receive_buffer` is described with, if
+    /// the call has one.
+    pub(crate) fn receive_type(&self) -> Option<MPI_Datatype> {
+        receive_rule(self.coll).map(|(_, what)| match what {
+            Buffer::Send => self.stype,
+            Buffer::Recv | Buffer::RecvPerRank => self.rtype,
+        })
     }
 
     /// The datatype arguments MPI reads on this rank (`me` of an
@@ -966,21 +980,40 @@ pub static CHECKED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64:
 
 /// The check of a blocking call, before the call itself. Err(code): the
 /// code the wrapper returns instead of making the call.
-pub fn blocking(mut call: Call) -> Result<(), c_int> {
-    let Some(st) = enabled(&mut call) else {
+pub fn blocking(call: &mut Call) -> Result<(), c_int> {
+    let Some(st) = enabled(call) else {
         return Ok(());
     };
-    verify_now(&call, st)
+    verify_now(call, st)
 }
 
 /// The next call on `st`'s communicator, recorded: its number, record and
 /// digest.
 pub(crate) fn recorded(call: &Call, st: &mut State) -> (Record, Digest) {
-    CHECKED.fetch_add(1, Ordering::Relaxed);
-    st.seq += 1;
-    let rec = call.record(st);
+    let rec = record(call, st);
     let mine = digest_of(call, st, &rec);
     (rec, mine)
+}
+
+/// The next call on `st`'s communicator, numbered: its record.
+pub(crate) fn record(call: &Call, st: &mut State) -> Record {
+    number(st);
+    numbered_record(call, st)
+}
+
+/// The record of `call`, the call `number` just numbered.
+pub(crate) fn numbered_record(call: &Call, st: &State) -> Record {
+    call.record(st)
+}
+
+/// Numbers the next call on `st`'s communicator (`State::seq`).
+pub(crate) fn number(st: &mut State) {
+    // (Counted only when printed: an atomic add is a tenth of a batched
+    // call's check.)
+    if crate::report::stats_enabled() {
+        CHECKED.fetch_add(1, Ordering::Relaxed);
+    }
+    st.seq += 1;
 }
 
 /// The check of a blocking call as `blocking`, on its state (`enabled`).

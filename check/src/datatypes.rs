@@ -120,6 +120,19 @@ fn known_clean(count: i64, t: MPI_Datatype) -> bool {
         || is_clean(mpi::bits(t), count, frees().0)
 }
 
+/// Whether `t` is clean at every count: known so, or predefined (a
+/// predefined type's entries never overlap), then remembered so.
+fn clean_at_any_count(t: MPI_Datatype) -> bool {
+    if known_clean(ANY_COUNT, t) {
+        return true;
+    }
+    if mpix_marshal::predefined_code(t).is_none() {
+        return false;
+    }
+    remember_clean(mpi::bits(t), ANY_COUNT, frees().0);
+    true
+}
+
 /// As `receive_buffer`, for any buffer MPI writes through the type at
 /// `place` (`what`: "receive", or a one-sided or I/O call's "origin",
 /// "target", "result", "read").
@@ -130,15 +143,10 @@ pub(crate) fn written_buffer(
     t: MPI_Datatype,
     what: &str,
 ) -> Result<(), c_int> {
-    if known_clean(count, t) {
+    if known_clean(count, t) || clean_at_any_count(t) {
         return Ok(());
     }
     let (key, before) = (mpi::bits(t), frees());
-    if mpix_marshal::predefined_code(t).is_some() {
-        // A predefined type's entries never overlap, at any count.
-        remember_clean(key, ANY_COUNT, before.0);
-        return Ok(());
-    }
     // As one of the checker's own calls: the frees of the handles
     // MPI_Type_get_contents gives the library on the way are counted as
     // this thread's own.
@@ -186,13 +194,12 @@ pub fn collective_buffer(call: &Call) -> Result<(), c_int> {
     if call.object.is_some() || mpi::bits(call.comm) == mpi::bits(mpi::comm_null()) {
         return Ok(());
     }
-    if !call.has_receive_buffer() {
-        return Ok(());
-    }
-    // The common case without a question to MPI: both types clean at any
-    // count (predefined ones, once seen).
-    if known_clean(ANY_COUNT, call.stype) && known_clean(ANY_COUNT, call.rtype) {
-        return Ok(());
+    // The common case without a question to MPI: the buffer's type clean
+    // at any count (a predefined one, once seen).
+    match call.receive_type() {
+        None => return Ok(()),
+        Some(t) if clean_at_any_count(t) => return Ok(()),
+        Some(_) => {}
     }
     if !mpi::is_intracomm(call.comm) {
         return Ok(());
@@ -517,6 +524,16 @@ fn known_usable(bits: u64) -> bool {
     })
 }
 
+/// Whether `t` is predefined (then usable: never freed, never
+/// uncommitted), then remembered usable.
+fn predefined_usable(t: MPI_Datatype) -> bool {
+    if mpix_marshal::predefined_code(t).is_none() {
+        return false;
+    }
+    remember_usable(mpi::bits(t));
+    true
+}
+
 fn remember_usable(bits: u64) {
     let epoch = types::epoch();
     USABLE.with(|u| {
@@ -545,7 +562,7 @@ pub(crate) fn collective_usable(call: &Call) -> bool {
     let (null, quiet) = (null_bits(), types::quiet());
     let fine = |t: MPI_Datatype| {
         let bits = mpi::bits(t);
-        bits != null && (quiet || known_usable(bits))
+        bits != null && (quiet || known_usable(bits) || predefined_usable(t))
     };
     let arrays = !call.stypes.is_null() || !call.rtypes.is_null();
     if !arrays && fine(call.stype) && fine(call.rtype) {

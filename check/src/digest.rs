@@ -87,8 +87,7 @@ impl Builder {
     }
 
     fn eq(&mut self, i: usize, x: u64) {
-        self.d[2 * i] = x;
-        self.d[2 * i + 1] = !x;
+        set_eq(&mut self.d, i, x);
     }
 
     fn absent(&mut self, i: usize) {
@@ -160,6 +159,18 @@ impl Builder {
     pub fn finish(self) -> Digest {
         self.d
     }
+}
+
+/// Equality word `i` of `d`: x.
+fn set_eq(d: &mut Digest, i: usize, x: u64) {
+    d[2 * i] = x;
+    d[2 * i + 1] = !x;
+}
+
+/// `d`, the digest of a call, made the digest of the same call numbered
+/// `seq` (a repeated call's, without building it again).
+pub fn renumber(d: &mut Digest, seq: u64) {
+    set_eq(d, SEQ, seq);
 }
 
 /// A 64-bit mix (the finalizer of SplitMix64): a bijection that spreads
@@ -489,6 +500,15 @@ mod tests {
             _ => sent(i, j),
         };
         assert!(!consistent(&reduce(&build(&swapped))));
+    }
+
+    #[test]
+    fn a_renumbered_digest_is_the_digest_of_the_renumbered_call() {
+        let r = with_seq(5, sig(7, 2));
+        let mut d = Builder::new(&r).finish();
+        renumber(&mut d, 6);
+        assert_eq!(d, Builder::new(&with_seq(6, sig(7, 2))).finish());
+        assert_ne!(d, Builder::new(&r).finish());
     }
 
     /// One rank's batch summary of the records `recs`, in order.

@@ -20,13 +20,13 @@ type Dt = MPI_Datatype;
 /// the handler's code. A datatype argument MPI cannot use is reported,
 /// then the call is made without its checks (they would read the type)
 /// and MPI's own error follows.
-pub(crate) fn checked(call: Call, pmpi: impl FnOnce() -> c_int) -> c_int {
+pub(crate) fn checked(mut call: Call, pmpi: impl FnOnce() -> c_int) -> c_int {
     if !crate::datatypes::collective_usable(&call) {
         return pmpi();
     }
     let buffer = crate::datatypes::collective_buffer(&call);
     let comm = call.comm;
-    let rc = match crate::batch::blocking(call) {
+    let rc = match crate::batch::blocking(&mut call) {
         Err(rc) => return rc,
         Ok(Checked::Verified) => pmpi(),
         Ok(Checked::Recorded) => crate::batch::made(comm, pmpi),

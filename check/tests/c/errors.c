@@ -61,6 +61,38 @@ int main(int argc, char **argv) {
         rc = MPI_Allreduce(buf, out, 4, MPI_INT, last ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
         for (int i = 0; i < 1000 && rc == MPI_SUCCESS; i++)
             rc = MPI_Allreduce(buf, out, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    } else if (!strcmp(s, "recycled_type")) {
+        /* A loop that builds, uses and frees a type: the MPI may give each
+         * new type the freed one's handle. At call #17 (the first after a
+         * batch of 16 is verified, when the types the batch kept are
+         * freed) the last rank's type holds floats (the same size: MPI
+         * sees nothing): the checker must not take it for call #16. */
+        for (int i = 1; i <= 30 && rc == MPI_SUCCESS; i++) {
+            MPI_Datatype t;
+            MPI_Type_contiguous(2, last && i == 17 ? MPI_FLOAT : MPI_INT, &t);
+            MPI_Type_commit(&t);
+            rc = MPI_Bcast(buf, 1, t, 0, MPI_COMM_WORLD);
+            MPI_Type_free(&t);
+        }
+    } else if (!strcmp(s, "recycled_op")) {
+        /* The same with a user op: at call #11 the last rank's is another
+         * function. */
+        for (int i = 1; i <= 20 && rc == MPI_SUCCESS; i++) {
+            MPI_Op op;
+            MPI_Op_create(last && i == 11 ? max_fn : sum_fn, 1, &op);
+            rc = MPI_Allreduce(buf, out, 4, MPI_INT, op, MPI_COMM_WORLD);
+            MPI_Op_free(&op);
+        }
+    } else if (!strcmp(s, "recycled_counts")) {
+        /* The same with the contents of a counts array: at call #17 the
+         * last rank expects 2 ints from rank 0, which sends 1 (MPI
+         * receives less than it allows for: no error). */
+        int sc[64], sd[64], rcn[64], rd[64];
+        for (int i = 0; i < size; i++) sc[i] = rcn[i] = 1, sd[i] = i, rd[i] = 2 * i;
+        for (int i = 1; i <= 30 && rc == MPI_SUCCESS; i++) {
+            rcn[0] = last && i == 17 ? 2 : 1;
+            rc = MPI_Alltoallv(buf, sc, sd, MPI_INT, out, rcn, rd, MPI_INT, MPI_COMM_WORLD);
+        }
     } else if (!strcmp(s, "in_place")) {
         rc = MPI_Allreduce(rank == 0 ? MPI_IN_PLACE : (void *)buf, out, 4, MPI_INT, MPI_SUM,
                            MPI_COMM_WORLD);
