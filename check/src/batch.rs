@@ -1,13 +1,20 @@
 //! Batched verification (`MPIX_CHECK_VERIFY=batched`): a blocking
-//! collective call on an intracommunicator is recorded (its record, its
-//! digest, the program's return address from the call: `site::caller`)
-//! and made at once; the calls
-//! of a communicator are verified together, in one reduction of all their
-//! digests (`mpi::allreduce_batch`), when `MPIX_CHECK_BATCH` of them are
-//! recorded, at the communicator's next checked call that is not batched
-//! (before that call's own check), at its `MPI_Comm_free` and at
-//! `MPI_Finalize`. Every rank of a correct program makes the same calls,
-//! so every rank verifies at the same points.
+//! collective call on an intracommunicator is recorded (its arguments,
+//! record and call site, the program's return address: `site::caller`;
+//! its digest folded into the batch's summary) and made at once. The
+//! calls of a communicator are verified together, in one reduction of
+//! their summary. When `MPIX_CHECK_BATCH` of them are recorded, the
+//! reduction is posted (`mpi::post_batch`) and its verdict taken when the
+//! next batch is full (`rotate`, `land`): the ranks do not wait for each
+//! other there. At the communicator's next checked call that is not
+//! batched (before that call's own check), at its `MPI_Comm_free`, at
+//! `MPI_Finalize` and before an error MPI raises in a recorded call
+//! reaches the program, every recorded call is verified at once
+//! (`flush`). Every rank of a correct program makes the same calls, so
+//! every rank verifies at the same points.
+//!
+//! A call with the same arguments as the one before (a loop) reuses its
+//! record and digest (`Last`).
 //!
 //! A call found inconsistent goes through the same slow path as an
 //! immediate check (`check::slow_at`), with its own call number and call
@@ -157,9 +164,20 @@ struct Entry {
     site: usize,
 }
 
+/// A batch whose summary is being reduced (`mpi::Posted`) while the
+/// next one is recorded: its calls, kept until the verdict.
+struct InFlight {
+    entries: Vec<Entry>,
+    reduction: mpi::Posted,
+}
+
 /// A communicator's recorded calls.
 struct Batch {
     entries: Vec<Entry>,
+    /// The batch before, not verified yet.
+    in_flight: Option<InFlight>,
+    /// Room for the next batch (a verified batch's, emptied).
+    spare: Vec<Entry>,
     last: Option<Last>,
     /// The hash of their digests, in order.
     summary: Summary,
@@ -260,8 +278,13 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
     let b = batch_of(st, n);
     let args = Args::take(key, call);
     b.entries.push(Entry { args, rec, site });
-    if b.entries.len() >= n {
-        flush(st)?;
+    let recorded = b.entries.len();
+    if recorded >= n {
+        rotate(st)?;
+    } else if recorded == n / 2 {
+        // Once per batch (a test costs a poll of MPI's progress): the
+        // doubling's first step is done by then, the next is posted.
+        advance(st);
     }
     Ok(Checked::Recorded)
 }
@@ -308,6 +331,76 @@ impl Batch {
     }
 }
 
+/// `st`'s batch, if it has one.
+fn batch(st: &mut State) -> Option<&mut Batch> {
+    st.batch.as_mut().and_then(|b| b.downcast_mut::<Batch>())
+}
+
+/// The batch is full: the verdict on the batch in flight taken, this
+/// one's summary reduction is posted, and goes on while the next batch
+/// is recorded.
+fn rotate(st: &mut State) -> Result<(), c_int> {
+    land(st)?;
+    let place = check::place(st);
+    let dup = st.dup;
+    let Some(b) = batch(st) else {
+        return Ok(());
+    };
+    let room = std::mem::take(&mut b.spare);
+    let entries = std::mem::replace(&mut b.entries, room);
+    let summary = std::mem::replace(&mut b.summary, Summary::EMPTY);
+    match mpi::post_batch(dup, place, &summary.to_digest()) {
+        Ok(reduction) => {
+            b.in_flight = Some(InFlight { entries, reduction });
+            Ok(())
+        }
+        Err(rc) => check::exchange_failed(&entries[0].args.call(), rc),
+    }
+}
+
+/// Moves the batch in flight's reduction on, without waiting.
+fn advance(st: &mut State) {
+    let Some(f) = batch(st).and_then(|b| b.in_flight.as_mut()) else {
+        return;
+    };
+    if let Err(rc) = f.reduction.advance() {
+        // (No verdict: said once, the batch dropped.)
+        let call = f.entries[0].args.call();
+        let _ = check::exchange_failed(&call, rc);
+        if let Some(b) = batch(st) {
+            b.in_flight = None;
+        }
+        release_kept();
+    }
+}
+
+/// Takes the verdict on the batch in flight, if any: waits for its
+/// reduction (watched, as a check's), then `judge`.
+fn land(st: &mut State) -> Result<(), c_int> {
+    let (Some(n), Some(f)) = (size(), batch(st).and_then(|b| b.in_flight.take())) else {
+        return Ok(());
+    };
+    let reduced = {
+        let (first, view) = (
+            f.entries[0].args.call(),
+            check::view(st, f.entries[0].rec.seq),
+        );
+        let _w = check::arm(&first, &view, Phase::Arguments);
+        f.reduction.wait()
+    };
+    let mut entries = f.entries;
+    let result = judge(st, &entries, reduced, n);
+    release_kept();
+    if result.is_ok() {
+        // No handler ran: the state is the one verified.
+        entries.clear();
+        if let Some(b) = batch(st) {
+            b.spare = entries;
+        }
+    }
+    result
+}
+
 /// `st`'s batch, made (and its communicator listed) on first use, with
 /// room for `n` calls.
 fn batch_of(st: &mut State, n: usize) -> &mut Batch {
@@ -318,6 +411,8 @@ fn batch_of(st: &mut State, n: usize) -> &mut Batch {
         }
         st.batch = Some(Box::new(Batch {
             entries: Vec::with_capacity(n),
+            in_flight: None,
+            spare: Vec::new(),
             last: None,
             summary: Summary::EMPTY,
             key,
@@ -333,6 +428,7 @@ fn batch_of(st: &mut State, n: usize) -> &mut Batch {
 /// the slow path of each call found inconsistent, in order (it reports,
 /// and in the default mode its error stops here).
 fn flush(st: &mut State) -> Result<(), c_int> {
+    land(st)?;
     let (Some(n), Some(b)) = (size(), st.batch.as_mut()) else {
         return Ok(());
     };
@@ -361,23 +457,39 @@ fn flush(st: &mut State) -> Result<(), c_int> {
     result
 }
 
-/// Verifies a batch: its summary reduced first (one digest's words);
-/// only when the ranks' summaries differ, its digests in full, then the
-/// slow path of each inconsistent call.
+/// Verifies a batch: its summary reduced (one digest's words), then
+/// `judge`.
 fn verify(st: &State, entries: &[Entry], summary: Summary, n: usize) -> Result<(), c_int> {
+    let reduced = {
+        let (first, view) = (entries[0].args.call(), check::view(st, entries[0].rec.seq));
+        let _w = check::arm(&first, &view, Phase::Arguments);
+        mpi::allreduce_batch(st.dup, check::place(st), &summary.to_digest())
+    };
+    judge(st, entries, reduced, n)
+}
+
+/// The verdict on a batch whose summaries reduced to `reduced`: when
+/// the ranks' summaries differ, its digests reduced in full, then the
+/// slow path of each inconsistent call.
+fn judge(
+    st: &State,
+    entries: &[Entry],
+    reduced: Result<Vec<u64>, c_int>,
+    n: usize,
+) -> Result<(), c_int> {
     let first = entries[0].args.call();
     let seq0 = entries[0].rec.seq;
-    let reduce = |words: &[u64]| {
-        let view = check::view(st, seq0);
-        let _w = check::arm(&first, &view, Phase::Arguments);
-        mpi::allreduce_batch(st.dup, check::place(st), words)
-    };
-    match reduce(&summary.to_digest()) {
+    match reduced {
         Ok(r) if <&Digest>::try_from(&r[..]).is_ok_and(digest::consistent) => return Ok(()),
         Ok(_) => {}
         Err(rc) => return check::exchange_failed(&first, rc),
     }
     FULL.fetch_add(1, Ordering::Relaxed);
+    let reduce = |words: &[u64]| {
+        let view = check::view(st, seq0);
+        let _w = check::arm(&first, &view, Phase::Arguments);
+        mpi::allreduce_batch(st.dup, check::place(st), words)
+    };
     let digests: Vec<Digest> = entries
         .iter()
         .map(|e| check::digest_of(&e.args.call(), st, &e.rec))
@@ -467,8 +579,10 @@ fn named(open: &[(u64, usize)], t: u64) -> bool {
             .as_ref()
             .and_then(|b| b.downcast_ref::<Batch>())
             .is_some_and(|b| {
+                let in_flight = b.in_flight.iter().flat_map(|f| &f.entries);
                 b.entries
                     .iter()
+                    .chain(in_flight)
                     .any(|e| e.args.key.stype == t || e.args.key.rtype == t)
             })
     })

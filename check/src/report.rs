@@ -34,16 +34,17 @@ pub enum Verify {
     /// Before the call is made (`immediate`, the default).
     Immediate,
     /// In batches of this many calls (`batched`; `MPIX_CHECK_BATCH`,
-    /// default 16): the blocking calls on an intracommunicator are
-    /// recorded, and verified together in one exchange when the batch is
-    /// full, at the communicator's next call that is not batched, at its
-    /// free and at `MPI_Finalize` (`crate::batch`).
+    /// default 64): the blocking calls on an intracommunicator are
+    /// recorded, and verified together in one exchange, overlapped with
+    /// the next batch when the batch is full; at once at the
+    /// communicator's next call that is not batched, at its free and at
+    /// `MPI_Finalize` (`crate::batch`).
     Batched(usize),
 }
 
 /// The batch size when `MPIX_CHECK_BATCH` is unset or not a number in
 /// 1..=`MAX_BATCH`.
-pub const DEFAULT_BATCH: usize = 16;
+pub const DEFAULT_BATCH: usize = 64;
 pub const MAX_BATCH: usize = 256;
 
 impl Verify {

@@ -8,7 +8,10 @@
 //! with it (the keyval's delete callback).
 
 pub mod channel;
+mod doubling;
 pub mod errhandler;
+
+pub use doubling::Posted;
 
 use crate::digest;
 use crate::sys::*;
@@ -885,7 +888,7 @@ pub fn allreduce_digest(
     mine: &digest::Digest,
 ) -> Result<digest::Digest, c_int> {
     let (mut acc, mut got) = (*mine, [0u64; digest::WORDS]);
-    doubling(dup, place, TAG_DIGEST, mine, &mut acc, &mut got)?;
+    doubling::run(dup, place, TAG_DIGEST, mine, &mut acc, &mut got)?;
     Ok(acc)
 }
 
@@ -910,100 +913,14 @@ pub fn allreduce_batch(
     mine: &[u64],
 ) -> Result<Vec<u64>, c_int> {
     let (mut acc, mut got) = (mine.to_vec(), vec![0u64; mine.len()]);
-    doubling(dup, place, TAG_BATCH, mine, &mut acc, &mut got)?;
+    doubling::run(dup, place, TAG_BATCH, mine, &mut acc, &mut got)?;
     Ok(acc)
 }
 
-/// Recursive doubling of the digests (one, or a batch: whole digests,
-/// combined digest by digest) among `n` ranks (MPI's classic
-/// small-message allreduce), into `acc` (which starts as `mine`; `got`
-/// is as long, for the partners' words): with p the largest power of two
-/// not above n, the first 2(n - p) ranks fold in pairs (odd ranks keep the
-/// pair's digest), the p remaining ranks exchange with partners at
-/// distances 1, 2, 4 …, and the folded ranks get the result back.
-/// `digest::combine` is commutative and associative, so every rank ends
-/// with the same digest. Every check on a communicator sends the same
-/// messages in the same order, whatever its call, so MPI's ordering pairs
-/// them check by check.
-fn doubling(
-    dup: MPI_Comm,
-    (me, n): (usize, usize),
-    tag: c_int,
-    mine: &[u64],
-    acc: &mut [u64],
-    got: &mut [u64],
-) -> Result<(), c_int> {
-    if n <= 1 {
-        return Ok(());
-    }
-    let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
-    let rem = n - p;
-    let folded = me < 2 * rem;
-    if folded {
-        if me % 2 == 0 {
-            swap(dup, me + 1, tag, Some(acc), None)?;
-        } else {
-            swap(dup, me - 1, tag, None, Some(got))?;
-            digest::combine_all(got, acc);
-        }
-    }
-    let newrank = if folded {
-        (me % 2 == 1).then_some(me / 2)
-    } else {
-        Some(me - rem)
-    };
-    if let Some(nr) = newrank {
-        let mut mask = 1;
-        while mask < p {
-            let pn = nr ^ mask;
-            let partner = if pn < rem { 2 * pn + 1 } else { pn + rem };
-            swap(dup, partner, tag, Some(acc), Some(got))?;
-            digest::combine_all(got, acc);
-            mask <<= 1;
-        }
-    }
-    if folded {
-        if me % 2 == 1 {
-            swap(dup, me - 1, tag, Some(acc), None)?;
-        } else {
-            swap(dup, me + 1, tag, None, Some(acc))?;
-            // From a nonblocking check's rank this is that rank's own
-            // digest, which need not hold this one's.
-            digest::and_in_all(mine, acc);
-        }
-    }
-    Ok(())
-}
-
-/// The doubling's partners of rank `me` of `n`: the ranks it sends to and
-/// the ranks it receives from, one message each per check.
-fn doubling_partners(me: usize, n: usize) -> (Vec<usize>, Vec<usize>) {
-    let (mut to, mut from) = (Vec::new(), Vec::new());
-    if n <= 1 {
-        return (to, from);
-    }
-    let p = 1usize << (usize::BITS - 1 - n.leading_zeros());
-    let rem = n - p;
-    let folded = me < 2 * rem;
-    if folded && me % 2 == 0 {
-        to.push(me + 1);
-        from.push(me + 1);
-        return (to, from);
-    }
-    if folded {
-        from.push(me - 1);
-        to.push(me - 1);
-    }
-    let nr = if folded { me / 2 } else { me - rem };
-    let mut mask = 1;
-    while mask < p {
-        let pn = nr ^ mask;
-        let partner = if pn < rem { 2 * pn + 1 } else { pn + rem };
-        to.push(partner);
-        from.push(partner);
-        mask <<= 1;
-    }
-    (to, from)
+/// `allreduce_batch`, posted: the same messages, advanced while the
+/// program goes on (`Posted::advance`), then waited for (`Posted::wait`).
+pub fn post_batch(dup: MPI_Comm, place: (usize, usize), mine: &[u64]) -> Result<Posted, c_int> {
+    Posted::start(dup, place, TAG_BATCH, mine)
 }
 
 /// A nonblocking call's part in the doubling's messages (see
@@ -1024,7 +941,7 @@ pub unsafe fn post_digest_shape(
     mine: &digest::Digest,
     got: &mut Vec<digest::Digest>,
 ) -> Result<Vec<MPI_Request>, c_int> {
-    let (to, from) = doubling_partners(place.0, place.1);
+    let (to, from) = doubling::partners(place.0, place.1);
     *got = vec![[0u64; digest::WORDS]; from.len()];
     let mut reqs = Vec::with_capacity(to.len() + from.len());
     let n = (digest::WORDS * 8) as c_int;
