@@ -424,15 +424,13 @@ fn batch_of(st: &mut State, n: usize) -> &mut Batch {
         .expect("a state's batch is a Batch")
 }
 
-/// Verifies `st`'s recorded calls: one reduction of their digests, then
-/// the slow path of each call found inconsistent, in order (it reports,
-/// and in the default mode its error stops here).
+/// Verifies all of `st`'s recorded calls, at once: the batch in flight's
+/// verdict (`land`), then the batch being recorded (`verify`); each call
+/// found inconsistent takes the slow path, in order (it reports, and in
+/// the default mode its error stops here).
 fn flush(st: &mut State) -> Result<(), c_int> {
     land(st)?;
-    let (Some(n), Some(b)) = (size(), st.batch.as_mut()) else {
-        return Ok(());
-    };
-    let Some(b) = b.downcast_mut::<Batch>() else {
+    let (Some(n), Some(b)) = (size(), batch(st)) else {
         return Ok(());
     };
     if b.entries.is_empty() {
@@ -447,7 +445,7 @@ fn flush(st: &mut State) -> Result<(), c_int> {
     if result.is_ok() {
         // No handler ran: the state is the one verified; its next batch
         // reuses the room.
-        if let Some(b) = st.batch.as_mut().and_then(|b| b.downcast_mut::<Batch>()) {
+        if let Some(b) = batch(st) {
             if b.entries.is_empty() {
                 b.entries = entries;
             }
