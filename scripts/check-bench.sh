@@ -18,9 +18,9 @@ mkdir -p "$out"
 "$MPICC" -O2 -std=c99 -Wall -Wextra -Werror -o "$out/overhead" check/tests/c/overhead.c
 # Three runs per rank count: plain, checked (each call verified before it
 # is made: MPIX_CHECK_VERIFY=immediate) and batched (MPIX_CHECK_VERIFY=
-# batched: calls verified 64 at a time, by default). With more ranks than cores the
-# run is oversubscribed (8 on a 2-core machine): the ratios say what the
-# checker costs there too.
+# batched: calls verified 64 at a time, by default). With more ranks
+# than cores the run is oversubscribed (8 on a 2-core machine): the
+# ratios say what the checker costs there too.
 for n in ${CHECK_BENCH_RANKS:-2 4 8}; do
     div=1 # oversubscribed: fewer calls (check/tests/c/overhead.c)
     [ "$n" -le "$(nproc)" ] || div=200

@@ -259,7 +259,7 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
     let rec = if let Some(rec) = batch_of(st, n).repeat(call, &key, freed, seq) {
         rec
     } else {
-        let rec = check::numbered_record(call, st);
+        let rec = call.record(st);
         let digest = check::digest_of(call, st, &rec);
         if call.counts_keepable() {
             call.keep_counts(st.rank, st.size);

@@ -433,7 +433,8 @@ impl Call {
         }
     }
 
-    fn record(&self, st: &State) -> Record {
+    /// Its record, as the call `st` numbered last (`number`).
+    pub(crate) fn record(&self, st: &State) -> Record {
         let (op, commute) = self.op.map(mpi::op_identity).unwrap_or((0, 0));
         if let Some(x) = &st.inter {
             // Signatures go pair by pair; MPI_IN_PLACE has no
@@ -998,11 +999,6 @@ pub(crate) fn recorded(call: &Call, st: &mut State) -> (Record, Digest) {
 /// The next call on `st`'s communicator, numbered: its record.
 pub(crate) fn record(call: &Call, st: &mut State) -> Record {
     number(st);
-    numbered_record(call, st)
-}
-
-/// The record of `call`, the call `number` just numbered.
-pub(crate) fn numbered_record(call: &Call, st: &State) -> Record {
     call.record(st)
 }
 

@@ -40,7 +40,10 @@ const LAYERS: &[(usize, &[&str])] = &[
     ),
     (2, &["polled", "watchdog"]),
     (3, &["hang", "sig"]),
-    (4, &["mpi", "mpi::channel", "mpi::errhandler"]),
+    (
+        4,
+        &["mpi", "mpi::channel", "mpi::doubling", "mpi::errhandler"],
+    ),
     (
         5,
         &[

@@ -158,7 +158,8 @@ impl Posted {
         let words = self.acc.len() as c_int * 8;
         let (peer, send, recv) = match step {
             Step::Send(p) => (p, true, None),
-            Step::Gather(p) | Step::Swap(p) => (p, step != Step::Gather(p), Some(&mut self.got)),
+            Step::Gather(p) => (p, false, Some(&mut self.got)),
+            Step::Swap(p) => (p, true, Some(&mut self.got)),
             Step::Result(p) => (p, false, Some(&mut self.acc)),
         };
         let peer = peer as c_int;
