@@ -79,6 +79,22 @@ rank 1 receives (recvcounts[0], recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
 rank 0 has MPI_INT at element 0 of 1 x MPI_INT
 rank 1 has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
+    # The "w" calls are batched with a copy of their types too: the
+    # program frees its derived type and changes its arrays after the call.
+    scenario "${prefix}alltoallw-pair" "$n" fail -- alltoallw <<EOF2
+mpix-check: MPI_Alltoallw on MPI_COMM_WORLD, call #1 there: the type signatures of the data rank 0 sends to rank $l do not match (reported by rank $l of $n)
+rank 0 sends (sendcounts[$l], sendtypes[$l]) = 1 x MPI_INT: 1 element, 4 bytes
+rank $l receives (recvcounts[0], recvtypes[0]) = 1 x a derived datatype (MPI_COMBINER_CONTIGUOUS): 1 element, 4 bytes
+rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+rank $l has MPI_FLOAT at MPI_COMBINER_CONTIGUOUS copy 0 > MPI_FLOAT
+EOF2
+    scenario "${prefix}neighbor-pair" "$n" fail -- neighbor <<EOF2
+mpix-check: MPI_Neighbor_alltoall on an unnamed communicator of $n ranks, call #1 there: the type signatures of the data rank 0 sends to rank $l do not match (reported by rank $l of $n)
+rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes
+rank $l receives (recvcount, recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
+rank 0 has MPI_INT at element 0 of 1 x MPI_INT
+rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
+EOF2
     # Counts that make MPI fail in the call (a truncation): reported by
     # the checker first in both modes.
     scenario "${prefix}alltoallv-count" "$n" fail -- alltoallv_count <<EOF2
@@ -139,13 +155,6 @@ mpix-check:   rank 0: MPI_Ibarrier (call #1 on this communicator)
 mpix-check:   $ones: MPI_Barrier (call #1 on this communicator)
 EOF2
     done
-    scenario neighbor-pair "$n" fail -- neighbor <<EOF2
-mpix-check: MPI_Neighbor_alltoall on an unnamed communicator of $n ranks, call #1 there: the type signatures of the data rank 0 sends to rank $l do not match (reported by rank $l of $n)
-rank 0 sends (sendcount, sendtype) = 1 x MPI_INT: 1 element, 4 bytes
-rank $l receives (recvcount, recvtype) = 1 x MPI_FLOAT: 1 element, 4 bytes
-rank 0 has MPI_INT at element 0 of 1 x MPI_INT
-rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
-EOF2
     scenario persistent-root "$n" fail -- persistent_root <<EOF2
 on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
 mpix-check:   rank $l: root $l
@@ -234,7 +243,8 @@ done
 # followed by 1000 correct calls still names call #3 and its line (in both
 # modes), and so does a difference in a loop that frees and builds its
 # type or op again each time (the MPI may give the new one the old handle:
-# the same arguments, another call) or changes a counts array in place;
+# the same arguments, another call) or changes a counts or datatypes
+# array in place;
 # the correct program silent. The differences MPI hangs on are reported as
 # hangs in this mode (docs/mpix-check.md, "Batched verification").
 for n in 2 4; do
@@ -254,6 +264,10 @@ EOF2
         scenario "recycled-op-$verify" "$n" fail MPIX_CHECK_VERIFY=$verify MPIX_CHECK_BATCH=16 -- recycled_op <<EOF2
 mpix-check: MPI_Allreduce on MPI_COMM_WORLD, call #11 there: the ranks passed different ops
 mpix-check:   rank $l: a user op (function identity
+EOF2
+        scenario "recycled-types-$verify" "$n" fail MPIX_CHECK_VERIFY=$verify MPIX_CHECK_BATCH=16 -- recycled_types <<EOF2
+mpix-check: MPI_Alltoallw on MPI_COMM_WORLD, call #17 there: the type signatures of the data rank 0 sends to rank $l do not match
+rank $l receives (recvcounts[0], recvtypes[0]) = 1 x MPI_FLOAT: 1 element, 4 bytes
 EOF2
         scenario "recycled-counts-$verify" "$n" fail MPIX_CHECK_VERIFY=$verify MPIX_CHECK_BATCH=16 -- recycled_counts <<EOF2
 mpix-check: MPI_Alltoallv on MPI_COMM_WORLD, call #17 there: the type signatures of the data rank 0 sends to rank $l do not match

@@ -23,17 +23,17 @@
 //! names it is freed after that call is verified, so that the report can
 //! still read it (`keep`).
 //!
-//! The "v" calls are recorded with a copy of the counts they read (their
-//! slow path reads them after the program may have changed its arrays).
+//! The "v" and "w" calls (the neighborhood ones among them) are recorded
+//! with a copy of the counts and datatypes arrays they read (their slow
+//! path reads them after the program may have changed its arrays).
 //!
 //! What is not batched, and verified before it is made as in the
 //! immediate mode: the nonblocking and persistent calls (their checks are
-//! already off the critical path), `MPI_Alltoallw` and the neighborhood
-//! calls (arrays of types; a topology), `MPI_Reduce_scatter` (a
-//! difference in its counts makes MPI fail or hang in the call), calls
-//! on intercommunicators, windows and files.
+//! already off the critical path), `MPI_Reduce_scatter` (a difference in
+//! its counts makes MPI fail or hang in the call), calls on
+//! intercommunicators, windows and files.
 
-use crate::check::{self, Call, Counts};
+use crate::check::{self, Call, Counts, Types};
 use crate::digest::{self, Digest, Summary};
 use crate::mpi::{self, State};
 use crate::record::{Coll, Record, Sig, GROUP_INTRA, IN_PLACE_NA};
@@ -43,7 +43,7 @@ use crate::sys::{MPI_Comm, MPI_Datatype};
 use crate::waiting::Phase;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The batches whose summaries differed and were compared digest by
 /// digest (`MPIX_CHECK_STATS`).
@@ -86,27 +86,79 @@ impl Key {
 }
 
 /// A recorded call's arguments: all that a batchable call's `Call` holds
-/// (no arrays of types, topology, window, file or library operation).
+/// (no window, file or library operation).
 struct Args {
     key: Key,
+    arrays: Arrays,
+    topo: Option<Arc<mpi::Topo>>,
+}
+
+/// A call's arrays, as kept (`Call::keep_arrays`).
+#[derive(Clone)]
+struct Arrays {
     scounts: Counts,
     rcounts: Counts,
+    stypes: Types,
+    rtypes: Types,
+}
+
+impl Arrays {
+    /// A copy of `call`'s arrays (kept ones: shared, not copied again).
+    fn copy_of(call: &Call) -> Arrays {
+        Arrays {
+            scounts: call.scounts.clone(),
+            rcounts: call.rcounts.clone(),
+            stypes: call.stypes.clone(),
+            rtypes: call.rtypes.clone(),
+        }
+    }
+
+    /// `call`'s arrays, taken.
+    fn take(call: &mut Call) -> Arrays {
+        Arrays {
+            scounts: std::mem::replace(&mut call.scounts, Counts::None),
+            rcounts: std::mem::replace(&mut call.rcounts, Counts::None),
+            stypes: std::mem::replace(&mut call.stypes, Types::None),
+            rtypes: std::mem::replace(&mut call.rtypes, Types::None),
+        }
+    }
+
+    /// Whether `call`'s arrays hold these (`Counts::holds`).
+    fn held_by(&self, call: &Call) -> bool {
+        call.scounts.holds(&self.scounts)
+            && call.rcounts.holds(&self.rcounts)
+            && call.stypes.holds(&self.stypes)
+            && call.rtypes.holds(&self.rtypes)
+    }
+
+    /// Gives `call` these arrays.
+    fn give(&self, call: &mut Call) {
+        call.scounts = self.scounts.clone();
+        call.rcounts = self.rcounts.clone();
+        call.stypes = self.stypes.clone();
+        call.rtypes = self.rtypes.clone();
+    }
+
+    /// Whether a type array names the datatype whose bits are `t`.
+    fn names(&self, t: u64) -> bool {
+        self.stypes.names(t) || self.rtypes.names(t)
+    }
 }
 
 impl Args {
-    /// `call`'s arguments, its counts arrays taken.
+    /// `call`'s arguments, its arrays taken.
     fn take(key: Key, call: &mut Call) -> Args {
         Args {
             key,
-            scounts: std::mem::replace(&mut call.scounts, Counts::None),
-            rcounts: std::mem::replace(&mut call.rcounts, Counts::None),
+            arrays: Arrays::take(call),
+            topo: call.topo.clone(),
         }
     }
 
     /// The call again, for its digest and report.
     fn call(&self) -> Call {
         let k = &self.key;
-        Call {
+        let mut call = Call {
             large: k.large,
             in_place: k.in_place,
             root: k.root,
@@ -115,11 +167,12 @@ impl Args {
             stype: mpi::from_bits(k.stype),
             rcount: k.rcount,
             rtype: mpi::from_bits(k.rtype),
-            scounts: self.scounts.clone(),
-            rcounts: self.rcounts.clone(),
             extra: k.extra,
+            topo: self.topo.clone(),
             ..Call::new(k.coll, mpi::from_bits(k.comm))
-        }
+        };
+        self.arrays.give(&mut call);
+        call
     }
 }
 
@@ -128,9 +181,7 @@ impl Args {
 /// its types are not looked up again.
 struct Last {
     key: Key,
-    /// Its counts arrays, as kept (`Call::keep_counts`).
-    scounts: Counts,
-    rcounts: Counts,
+    arrays: Arrays,
     rec: Record,
     digest: Digest,
     /// `TYPES_FREED` at its record: a type freed since may have given
@@ -146,12 +197,9 @@ impl Last {
     }
 
     /// Whether `call`, with `key`, repeats this one: the same key and
-    /// counts, and no type freed since.
+    /// arrays' contents, and no type freed since.
     fn repeated_by(&self, call: &Call, key: &Key, freed: u64) -> bool {
-        self.key == *key
-            && self.freed == freed
-            && call.scounts.holds(&self.scounts)
-            && call.rcounts.holds(&self.rcounts)
+        self.key == *key && self.freed == freed && self.arrays.held_by(call)
     }
 }
 
@@ -214,18 +262,18 @@ fn size() -> Option<usize> {
 }
 
 /// Whether `call` on `st` is recorded rather than verified at once: a
-/// blocking call on an intracommunicator with no arrays of types, whose
-/// counts arrays, if any, can be kept (`Call::keep_counts`).
+/// blocking call on an intracommunicator whose arrays, if any, can be
+/// kept (`Call::keep_arrays`).
 fn batchable(call: &Call, st: &State) -> bool {
-    let no_counts = matches!(call.scounts, Counts::None) && matches!(call.rcounts, Counts::None);
+    let no_arrays = call.scounts.is_none()
+        && call.rcounts.is_none()
+        && call.stypes.is_none()
+        && call.rtypes.is_none();
     call.form == crate::record::Form::Blocking
         && st.inter.is_none()
         && call.object.is_none()
         && call.operation.is_none()
-        && call.stypes.is_null()
-        && call.rtypes.is_null()
-        && !call.coll.neighborhood()
-        && (no_counts || call.counts_keepable())
+        && (no_arrays || call.arrays_keepable())
 }
 
 /// What the check of a blocking call did.
@@ -261,13 +309,12 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
     } else {
         let rec = call.record(st);
         let digest = check::digest_of(call, st, &rec);
-        if call.counts_keepable() {
-            call.keep_counts(st.rank, st.size);
+        if call.arrays_keepable() {
+            call.keep_arrays(st.rank, st.size);
         }
         let last = Last::reusable(&rec).then(|| Last {
             key,
-            scounts: call.scounts.clone(),
-            rcounts: call.rcounts.clone(),
+            arrays: Arrays::copy_of(call),
             rec,
             digest,
             freed,
@@ -316,14 +363,13 @@ impl Batch {
 
     /// `call`, with `key`, numbered `seq`, added to the summary if it
     /// repeats the last call (`Last::repeated_by`): its record. Its
-    /// counts become the last call's copies.
+    /// arrays become the last call's copies.
     fn repeat(&mut self, call: &mut Call, key: &Key, freed: u64, seq: u64) -> Option<Record> {
         let last = self
             .last
             .as_mut()
             .filter(|l| l.repeated_by(call, key, freed))?;
-        call.scounts = last.scounts.clone();
-        call.rcounts = last.rcounts.clone();
+        last.arrays.give(call);
         last.rec.seq = seq;
         digest::renumber(&mut last.digest, seq);
         self.summary.add(&last.digest);
@@ -380,14 +426,7 @@ fn land(st: &mut State) -> Result<(), c_int> {
     let (Some(n), Some(f)) = (size(), batch(st).and_then(|b| b.in_flight.take())) else {
         return Ok(());
     };
-    let reduced = {
-        let (first, view) = (
-            f.entries[0].args.call(),
-            check::view(st, f.entries[0].rec.seq),
-        );
-        let _w = check::arm(&first, &view, Phase::Arguments);
-        f.reduction.wait()
-    };
+    let reduced = watched(st, &f.entries[0], || f.reduction.wait());
     let mut entries = f.entries;
     let result = judge(st, &entries, reduced, n);
     release_kept();
@@ -458,12 +497,18 @@ fn flush(st: &mut State) -> Result<(), c_int> {
 /// Verifies a batch: its summary reduced (one digest's words), then
 /// `judge`.
 fn verify(st: &State, entries: &[Entry], summary: Summary, n: usize) -> Result<(), c_int> {
-    let reduced = {
-        let (first, view) = (entries[0].args.call(), check::view(st, entries[0].rec.seq));
-        let _w = check::arm(&first, &view, Phase::Arguments);
+    let reduced = watched(st, &entries[0], || {
         mpi::allreduce_batch(st.dup, check::place(st), &summary.to_digest())
-    };
+    });
     judge(st, entries, reduced, n)
+}
+
+/// Runs `f` (a batch's reduction) under the hang watch, as the check of
+/// the batch's first call.
+fn watched<R>(st: &State, first: &Entry, f: impl FnOnce() -> R) -> R {
+    let (call, view) = (first.args.call(), check::view(st, first.rec.seq));
+    let _w = check::arm(&call, &view, Phase::Arguments);
+    f()
 }
 
 /// The verdict on a batch whose summaries reduced to `reduced`: when
@@ -484,9 +529,9 @@ fn judge(
     }
     FULL.fetch_add(1, Ordering::Relaxed);
     let reduce = |words: &[u64]| {
-        let view = check::view(st, seq0);
-        let _w = check::arm(&first, &view, Phase::Arguments);
-        mpi::allreduce_batch(st.dup, check::place(st), words)
+        watched(st, &entries[0], || {
+            mpi::allreduce_batch(st.dup, check::place(st), words)
+        })
     };
     let digests: Vec<Digest> = entries
         .iter()
@@ -578,10 +623,9 @@ fn named(open: &[(u64, usize)], t: u64) -> bool {
             .and_then(|b| b.downcast_ref::<Batch>())
             .is_some_and(|b| {
                 let in_flight = b.in_flight.iter().flat_map(|f| &f.entries);
-                b.entries
-                    .iter()
-                    .chain(in_flight)
-                    .any(|e| e.args.key.stype == t || e.args.key.rtype == t)
+                b.entries.iter().chain(in_flight).any(|e| {
+                    e.args.key.stype == t || e.args.key.rtype == t || e.args.arrays.names(t)
+                })
             })
     })
 }

@@ -3,6 +3,7 @@
 //! datatypes, the other rank's type fetched marshalled to locate the first
 //! differing element).
 
+pub use crate::arrays::{Counts, Types};
 use crate::digest::{self, Digest};
 use crate::mpi::{self, State};
 use crate::record::*;
@@ -16,62 +17,6 @@ use crate::watchdog;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-
-/// A call's array of counts: `int` in the classic interface, `MPI_Count`
-/// in the large-count (`_c`) one; or a copy, kept with a batched call
-/// (`Call::keep_counts`).
-#[derive(Debug, Clone)]
-pub enum Counts {
-    None,
-    Int(*const c_int),
-    Big(*const crate::sys::MPI_Count),
-    Kept(Arc<[i64]>),
-}
-
-impl Counts {
-    /// Entry `i` (0 for a missing array, which the wrappers pass only
-    /// where the call has none).
-    #[allow(clippy::unnecessary_cast)] // MPI_Count's width is the MPI's choice
-    fn at(&self, i: usize) -> i64 {
-        // SAFETY: the user's array has one entry per rank or neighbor, as
-        // MPI requires; a null array is never read.
-        unsafe {
-            match self {
-                Counts::Int(p) if !p.is_null() => *p.add(i) as i64,
-                Counts::Big(p) if !p.is_null() => *p.add(i) as i64,
-                Counts::Kept(v) => v.get(i).copied().unwrap_or(0),
-                _ => 0,
-            }
-        }
-    }
-
-    /// Whether this array holds what `kept` holds, a copy `kept` made of
-    /// an array (`Counts::None`: the array is not read, nothing to hold).
-    pub(crate) fn holds(&self, kept: &Counts) -> bool {
-        match kept {
-            Counts::None => true,
-            Counts::Kept(v) => v.iter().enumerate().all(|(i, &c)| self.at(i) == c),
-            _ => false,
-        }
-    }
-
-    /// Its first `n` entries, copied.
-    fn kept(&self, n: usize) -> Counts {
-        Counts::Kept((0..n).map(|i| self.at(i)).collect())
-    }
-}
-
-impl From<*const c_int> for Counts {
-    fn from(p: *const c_int) -> Counts {
-        Counts::Int(p)
-    }
-}
-
-impl From<*const crate::sys::MPI_Count> for Counts {
-    fn from(p: *const crate::sys::MPI_Count) -> Counts {
-        Counts::Big(p)
-    }
-}
 
 /// A (count, datatype) argument pair, when it takes part.
 type Part = Option<(i64, MPI_Datatype)>;
@@ -94,8 +39,8 @@ pub struct Call {
     pub rtype: MPI_Datatype,
     pub scounts: Counts,
     pub rcounts: Counts,
-    pub stypes: *const MPI_Datatype,
-    pub rtypes: *const MPI_Datatype,
+    pub stypes: Types,
+    pub rtypes: Types,
     pub extra: u64,
     /// The communicator's neighborhood (neighborhood collectives only).
     pub topo: Option<Arc<mpi::Topo>>,
@@ -123,8 +68,8 @@ impl Call {
             rtype: mpi::byte(),
             scounts: Counts::None,
             rcounts: Counts::None,
-            stypes: std::ptr::null(),
-            rtypes: std::ptr::null(),
+            stypes: Types::None,
+            rtypes: Types::None,
             extra: 0,
             topo: None,
             object: None,
@@ -189,7 +134,7 @@ impl Call {
                 | Coll::ReduceScatter
                 | Coll::ReduceScatterBlock
         );
-        let arrays = !self.stypes.is_null() || !self.rtypes.is_null();
+        let arrays = !self.stypes.is_none() || !self.rtypes.is_none();
         let name = |send: bool, j: Option<usize>| match (one, send, arrays, j) {
             (true, ..) => "datatype".to_string(),
             (_, true, true, Some(j)) => format!("sendtypes[{j}]"),
@@ -235,12 +180,6 @@ impl Call {
         out
     }
 
-    fn type_at(p: *const MPI_Datatype, i: usize) -> MPI_Datatype {
-        // SAFETY: as `at`; a null array is never read (the wrappers pass
-        // arrays wherever the call has them).
-        unsafe { *p.add(i) }
-    }
-
     /// Side A (send) and B (receive) of a uniform call on this rank.
     fn sides(&self, rank: usize) -> (Part, Part) {
         let is_root = self.root >= 0 && rank == self.root as usize;
@@ -272,7 +211,7 @@ impl Call {
     fn send_slot(&self, k: usize) -> (i64, MPI_Datatype) {
         match self.coll {
             Coll::NeighborAlltoallv => (self.scounts.at(k), self.stype),
-            Coll::NeighborAlltoallw => (self.scounts.at(k), Call::type_at(self.stypes, k)),
+            Coll::NeighborAlltoallw => (self.scounts.at(k), self.stypes.at(k)),
             _ => (self.scount, self.stype),
         }
     }
@@ -281,7 +220,7 @@ impl Call {
     fn recv_slot(&self, k: usize) -> (i64, MPI_Datatype) {
         match self.coll {
             Coll::NeighborAllgatherv | Coll::NeighborAlltoallv => (self.rcounts.at(k), self.rtype),
-            Coll::NeighborAlltoallw => (self.rcounts.at(k), Call::type_at(self.rtypes, k)),
+            Coll::NeighborAlltoallw => (self.rcounts.at(k), self.rtypes.at(k)),
             _ => (self.rcount, self.rtype),
         }
     }
@@ -325,11 +264,11 @@ impl Call {
             ),
             Coll::Alltoallw => (
                 Some(if ip {
-                    (self.rcounts.at(j), Call::type_at(self.rtypes, j))
+                    (self.rcounts.at(j), self.rtypes.at(j))
                 } else {
-                    (self.scounts.at(j), Call::type_at(self.stypes, j))
+                    (self.scounts.at(j), self.stypes.at(j))
                 }),
-                Some((self.rcounts.at(j), Call::type_at(self.rtypes, j))),
+                Some((self.rcounts.at(j), self.rtypes.at(j))),
             ),
             _ => (None, None),
         }
@@ -372,8 +311,8 @@ impl Call {
                 Some(from(&self.rcounts, self.rtype)),
             ),
             Coll::Alltoallw => (
-                Some(from(&self.scounts, Call::type_at(self.stypes, jr))),
-                Some(from(&self.rcounts, Call::type_at(self.rtypes, jr))),
+                Some(from(&self.scounts, self.stypes.at(jr))),
+                Some(from(&self.rcounts, self.rtypes.at(jr))),
             ),
             Coll::Allreduce => (Some(send), Some(send)),
             // Each group reduces a vector of n × recvcount (or the sum of
@@ -483,35 +422,55 @@ impl Call {
         }
     }
 
-    /// Whether this is an intracommunicator call whose counts arrays
-    /// `keep_counts` can copy: the "v" calls but `MPI_Alltoallw` (whose
-    /// types are arrays too). Not `MPI_Reduce_scatter`: ranks whose
-    /// recvcounts differ make the MPI fail or hang inside the call
-    /// (measured: MPICH 5 truncates, Open MPI 4.1 hangs at 4 ranks), so
-    /// its check stays before the call.
-    pub(crate) fn counts_keepable(&self) -> bool {
+    /// Whether this is a call whose arrays `keep_arrays` can copy: the
+    /// "v" and "w" calls, the neighborhood ones among them. Not
+    /// `MPI_Reduce_scatter`: ranks whose recvcounts differ make the MPI
+    /// fail or hang inside the call (measured: MPICH 5 truncates, Open
+    /// MPI 4.1 hangs at 4 ranks), so its check stays before the call.
+    pub(crate) fn arrays_keepable(&self) -> bool {
         matches!(
             self.coll,
-            Coll::Gatherv | Coll::Scatterv | Coll::Allgatherv | Coll::Alltoallv
+            Coll::Gatherv
+                | Coll::Scatterv
+                | Coll::Allgatherv
+                | Coll::Alltoallv
+                | Coll::Alltoallw
+                | Coll::NeighborAllgatherv
+                | Coll::NeighborAlltoallv
+                | Coll::NeighborAlltoallw
         )
     }
 
-    /// Copies the counts arrays this rank's call reads (`pair`: only the
-    /// significant ones) on an intracommunicator
-    /// of `size`; the others become `None`. A batched call's report
-    /// reads them after the program may have changed them.
-    pub(crate) fn keep_counts(&mut self, me: usize, size: usize) {
+    /// Copies the arrays this rank's call reads (`pair`: only the
+    /// significant ones), on a communicator of `size` ranks or the
+    /// call's neighborhood; the others become `None`. A batched call's
+    /// report reads them after the program may have changed them.
+    pub(crate) fn keep_arrays(&mut self, me: usize, size: usize) {
         let root = i64::from(self.root) == me as i64;
         let (send, recv) = match self.coll {
             Coll::Gatherv => (false, root),
             Coll::Scatterv => (root, false),
-            Coll::Allgatherv => (false, true),
-            Coll::Alltoallv => (!self.in_place, true),
+            Coll::Allgatherv | Coll::NeighborAllgatherv => (false, true),
+            Coll::Alltoallv
+            | Coll::Alltoallw
+            | Coll::NeighborAlltoallv
+            | Coll::NeighborAlltoallw => (!self.in_place, true),
             _ => (false, false),
         };
-        let keep = |c: &Counts, read: bool| if read { c.kept(size) } else { Counts::None };
-        self.scounts = keep(&self.scounts, send);
-        self.rcounts = keep(&self.rcounts, recv);
+        let (out, inn) = match &self.topo {
+            Some(t) => (t.dests.len(), t.sources.len()),
+            None => (size, size),
+        };
+        let counts = |c: &Counts, read: bool, n| if read { c.kept(n) } else { Counts::None };
+        let types = |t: &Types, read: bool, n| match t {
+            Types::None => Types::None,
+            _ if read => t.kept(n),
+            _ => Types::None,
+        };
+        self.scounts = counts(&self.scounts, send, out);
+        self.rcounts = counts(&self.rcounts, recv, inn);
+        self.stypes = types(&self.stypes, send, out);
+        self.rtypes = types(&self.rtypes, recv, inn);
     }
 
     fn extra_word(&self, st: &State) -> u64 {
@@ -991,15 +950,10 @@ pub fn blocking(call: &mut Call) -> Result<(), c_int> {
 /// The next call on `st`'s communicator, recorded: its number, record and
 /// digest.
 pub(crate) fn recorded(call: &Call, st: &mut State) -> (Record, Digest) {
-    let rec = record(call, st);
+    number(st);
+    let rec = call.record(st);
     let mine = digest_of(call, st, &rec);
     (rec, mine)
-}
-
-/// The next call on `st`'s communicator, numbered: its record.
-pub(crate) fn record(call: &Call, st: &mut State) -> Record {
-    number(st);
-    call.record(st)
 }
 
 /// Numbers the next call on `st`'s communicator (`State::seq`).

@@ -123,9 +123,11 @@ fn known_clean(count: i64, t: MPI_Datatype) -> bool {
 /// Whether `t` is clean at every count: known so, or predefined (a
 /// predefined type's entries never overlap), then remembered so.
 fn clean_at_any_count(t: MPI_Datatype) -> bool {
-    if known_clean(ANY_COUNT, t) {
-        return true;
-    }
+    known_clean(ANY_COUNT, t) || predefined_remembered(t)
+}
+
+/// Whether `t` is predefined, then remembered clean at every count.
+fn predefined_remembered(t: MPI_Datatype) -> bool {
     if mpix_marshal::predefined_code(t).is_none() {
         return false;
     }
@@ -143,7 +145,8 @@ pub(crate) fn written_buffer(
     t: MPI_Datatype,
     what: &str,
 ) -> Result<(), c_int> {
-    if known_clean(count, t) || clean_at_any_count(t) {
+    // (A type known clean at every count is known clean at `count`.)
+    if known_clean(count, t) || predefined_remembered(t) {
         return Ok(());
     }
     let (key, before) = (mpi::bits(t), frees());
@@ -564,7 +567,7 @@ pub(crate) fn collective_usable(call: &Call) -> bool {
         let bits = mpi::bits(t);
         bits != null && (quiet || known_usable(bits) || predefined_usable(t))
     };
-    let arrays = !call.stypes.is_null() || !call.rtypes.is_null();
+    let arrays = !call.stypes.is_none() || !call.rtypes.is_none();
     if !arrays && fine(call.stype) && fine(call.rtype) {
         return true;
     }

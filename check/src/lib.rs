@@ -17,7 +17,7 @@
 //!    of calls (`check/calls.txt`) by the build script, with their shapes
 //!    and hand-written bodies.
 //! 2. The checks: `check` (collective calls; `batch`: their verification
-//!    in batches), `p2p` (point to point:
+//!    in batches; `arrays`: their counts and datatypes arrays), `p2p` (point to point:
 //!    channels, companions, receive matching, persistent requests,
 //!    completion; `p2p::lost`: lost messages at `MPI_Finalize`),
 //!    `datatypes` (misuse of a datatype argument itself), `rma` and `io`
@@ -55,6 +55,7 @@ pub(crate) mod sys {
     pub use pmpi::*;
 }
 
+pub mod arrays;
 pub mod batch;
 pub mod check;
 pub mod datatypes;

@@ -21,6 +21,7 @@ const LAYERS: &[(usize, &[&str])] = &[
     (
         1,
         &[
+            "arrays",
             "batch",
             "check",
             "datatypes",

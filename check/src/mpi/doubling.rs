@@ -11,11 +11,10 @@
 //! get the result back. `digest::combine_all` is commutative and
 //! associative, so every rank ends with the same digest.
 
-use super::{ok, request_null, swap, test_all, wait_all, SENT};
+use super::{ok, post_step, request_null, swap, test_all, wait_all};
 use crate::digest;
 use crate::sys::*;
-use std::ffi::{c_int, c_void};
-use std::sync::atomic::Ordering;
+use std::ffi::c_int;
 
 /// One step of a rank's doubling, with its peer.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -155,45 +154,16 @@ impl Posted {
         let Some(&step) = self.steps.get(self.next) else {
             return Ok(());
         };
-        let words = self.acc.len() as c_int * 8;
         let (peer, send, recv) = match step {
-            Step::Send(p) => (p, true, None),
-            Step::Gather(p) => (p, false, Some(&mut self.got)),
-            Step::Swap(p) => (p, true, Some(&mut self.got)),
-            Step::Result(p) => (p, false, Some(&mut self.acc)),
+            Step::Send(p) => (p, Some(&self.acc[..]), None),
+            Step::Gather(p) => (p, None, Some(&mut self.got[..])),
+            Step::Swap(p) => (p, Some(&self.acc[..]), Some(&mut self.got[..])),
+            Step::Result(p) => (p, None, Some(&mut self.acc[..])),
         };
-        let peer = peer as c_int;
-        let mut rc = 0;
-        if let Some(r) = recv {
-            // SAFETY: the buffer is `self`'s, unmoved and untouched until
-            // the request completes (`advance`, `wait`, or leaked on drop).
-            rc = unsafe {
-                PMPI_Irecv(
-                    r.as_mut_ptr() as *mut c_void,
-                    words,
-                    super::byte(),
-                    peer,
-                    self.tag,
-                    self.dup,
-                    &mut self.reqs[0],
-                )
-            };
-        }
-        if rc == 0 && send {
-            SENT.fetch_add(1, Ordering::Relaxed);
-            // SAFETY: as above; `acc` is not written while it is sent.
-            rc = unsafe {
-                PMPI_Isend(
-                    self.acc.as_ptr() as *const c_void,
-                    words,
-                    super::byte(),
-                    peer,
-                    self.tag,
-                    self.dup,
-                    &mut self.reqs[1],
-                )
-            };
-        }
+        // SAFETY: the buffers are `self`'s, on the heap, unmoved and
+        // untouched until the requests complete (`advance`, `wait`, or
+        // left to MPI on drop).
+        let rc = unsafe { post_step(self.dup, peer, self.tag, send, recv, &mut self.reqs) };
         ok(rc)
     }
 

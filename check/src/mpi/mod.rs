@@ -1032,8 +1032,29 @@ fn swap(
 ) -> Result<(), c_int> {
     let mut reqs = [request_null(), request_null()];
     // SAFETY: both buffers outlive the wait below.
-    let rc = unsafe {
-        let mut rc = 0;
+    let rc = unsafe { post_step(dup, peer, tag, send, recv, &mut reqs) };
+    let waited = wait_all(&mut reqs);
+    ok(rc)?;
+    ok(waited)
+}
+
+/// Posts one exchange of words with `peer`: the receive into `reqs[0]`,
+/// then the send into `reqs[1]`. Returns MPI's code.
+///
+/// # Safety
+/// Both buffers must stay valid and unmoved, and `send` unwritten, until
+/// both requests complete.
+unsafe fn post_step(
+    dup: MPI_Comm,
+    peer: usize,
+    tag: c_int,
+    send: Option<&[u64]>,
+    recv: Option<&mut [u64]>,
+    reqs: &mut [MPI_Request; 2],
+) -> c_int {
+    let mut rc = 0;
+    // SAFETY: the caller keeps the buffers alive until the requests end.
+    unsafe {
         if let Some(r) = recv {
             rc = PMPI_Irecv(
                 r.as_mut_ptr() as *mut c_void,
@@ -1057,11 +1078,8 @@ fn swap(
                 &mut reqs[1],
             );
         }
-        rc
-    };
-    let waited = wait_all(&mut reqs);
-    ok(rc)?;
-    ok(waited)
+    }
+    rc
 }
 
 /// The same, posted (a nonblocking collective's check).

@@ -93,6 +93,32 @@ int main(int argc, char **argv) {
             rcn[0] = last && i == 17 ? 2 : 1;
             rc = MPI_Alltoallv(buf, sc, sd, MPI_INT, out, rcn, rd, MPI_INT, MPI_COMM_WORLD);
         }
+    } else if (!strcmp(s, "recycled_types")) {
+        /* The same with the contents of a datatypes array: at call #17
+         * the last rank receives floats from rank 0 (the same size: MPI
+         * sees nothing). */
+        int sc[64], sd[64], rcn[64], rd[64];
+        MPI_Datatype st[64], rt[64];
+        for (int i = 0; i < size; i++)
+            sc[i] = rcn[i] = 1, sd[i] = rd[i] = 4 * i, st[i] = rt[i] = MPI_INT;
+        for (int i = 1; i <= 30 && rc == MPI_SUCCESS; i++) {
+            rt[0] = last && i == 17 ? MPI_FLOAT : MPI_INT;
+            rc = MPI_Alltoallw(buf, sc, sd, st, out, rcn, rd, rt, MPI_COMM_WORLD);
+        }
+    } else if (!strcmp(s, "alltoallw")) {
+        /* The last rank receives from rank 0 a derived type of floats;
+         * after the call the program frees it and changes its arrays (a
+         * report made later names what the call was given). */
+        int sc[64], sd[64], rcn[64], rd[64];
+        MPI_Datatype st[64], rt[64], f;
+        MPI_Type_contiguous(1, MPI_FLOAT, &f);
+        MPI_Type_commit(&f);
+        for (int i = 0; i < size; i++)
+            sc[i] = rcn[i] = 1, sd[i] = rd[i] = 4 * i, st[i] = rt[i] = MPI_INT;
+        if (last) rt[0] = f;
+        rc = MPI_Alltoallw(buf, sc, sd, st, out, rcn, rd, rt, MPI_COMM_WORLD);
+        MPI_Type_free(&f);
+        for (int i = 0; i < size; i++) st[i] = rt[i] = MPI_CHAR, sc[i] = rcn[i] = 7;
     } else if (!strcmp(s, "in_place")) {
         rc = MPI_Allreduce(rank == 0 ? MPI_IN_PLACE : (void *)buf, out, 4, MPI_INT, MPI_SUM,
                            MPI_COMM_WORLD);
