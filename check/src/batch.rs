@@ -37,7 +37,7 @@ use crate::check::{self, Call, Counts, Types};
 use crate::digest::{self, Digest, Summary};
 use crate::mpi::{self, State};
 use crate::record::{Coll, Record, Sig, GROUP_INTRA, IN_PLACE_NA};
-use crate::report::{config, Verify};
+use crate::report::{config, Mode, Verify};
 use crate::site;
 use crate::sys::{MPI_Comm, MPI_Datatype};
 use crate::waiting::Phase;
@@ -300,6 +300,7 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
         return check::verify_now(call, st).map(|_| Checked::Verified);
     }
     let site = site::caller(call.coll as usize * 2 + usize::from(call.large));
+    let code = call.coll as u64 | call.form.bits();
     let key = Key::of(call);
     let freed = crate::sig::TYPES_FREED.load(Ordering::Acquire);
     check::number(st);
@@ -333,6 +334,7 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
         // doubling's first step is done by then, the next is posted.
         advance(st);
     }
+    crate::inside::enter(code, st);
     Ok(Checked::Recorded)
 }
 
@@ -342,6 +344,7 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
 /// reaches the program's handler.
 pub fn made(comm: MPI_Comm, pmpi: impl FnOnce() -> c_int) -> c_int {
     let mpi::errhandler::Outcome { rc, err, caught } = mpi::errhandler::deferred(pmpi);
+    crate::inside::leave();
     if err != 0 {
         if let Some(st) = mpi::known_state(comm) {
             if let Err(code) = flush(st) {
@@ -374,6 +377,15 @@ impl Batch {
         digest::renumber(&mut last.digest, seq);
         self.summary.add(&last.digest);
         Some(last.rec)
+    }
+}
+
+/// At `MPI_Init`, in the batched mode with the timeout on: the helper
+/// that says which call this rank is inside (`crate::inside`), opened on
+/// `MPI_COMM_WORLD`'s private duplicate `world_dup`.
+pub fn at_init(world_dup: MPI_Comm) {
+    if size().is_some() && config().timeout.is_some() && config().mode != Mode::Off {
+        crate::inside::open(world_dup);
     }
 }
 

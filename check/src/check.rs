@@ -1176,6 +1176,26 @@ pub struct Pending {
     /// The digests the blocking checks' partners send (unread).
     got: Vec<Digest>,
     shape: Vec<MPI_Request>,
+    /// When it started, and the Test calls that found it waiting: a Test
+    /// loop past the timeout asks where the ranks are, once (`due`).
+    since: std::time::Instant,
+    tests: u32,
+}
+
+impl Pending {
+    /// Whether a Test loop has waited past the timeout (looked at every
+    /// 256th Test: a clock read costs as much as a test), once.
+    fn due(&mut self) -> bool {
+        self.tests = self.tests.wrapping_add(1);
+        if self.tests % 256 != 0 || self.tests == u32::MAX {
+            return false;
+        }
+        let late = config().timeout.is_some_and(|t| self.since.elapsed() >= t);
+        if late {
+            self.tests = u32::MAX;
+        }
+        late
+    }
 }
 
 // SAFETY: a Pending is used by one thread at a time (under the map's lock
@@ -1211,6 +1231,8 @@ pub fn start(mut call: Call) -> Option<Box<Pending>> {
         req: mpi::request_null(),
         got: Vec::new(),
         shape: Vec::new(),
+        since: std::time::Instant::now(),
+        tests: 0,
     });
     let Pending {
         mine,
@@ -1287,6 +1309,23 @@ fn progress(p: &mut Pending, dup: MPI_Comm) -> Result<Progress, c_int> {
     Ok(Progress::Waiting)
 }
 
+/// One Test of a nonblocking check. A check the program's Test loop has
+/// kept waiting past the timeout asks where the ranks are and reports,
+/// as a Wait's would (the others may be inside MPI's own call).
+fn tested(p: &mut Pending, st: &State, view: &State) -> Result<Progress, c_int> {
+    let out = progress(p, st.dup)?;
+    if !matches!(out, Progress::Waiting) || !p.due() {
+        return Ok(out);
+    }
+    let _w = arm(&p.call, view, Phase::Arguments);
+    let mut last = Progress::Waiting;
+    watchdog::late(|| {
+        last = progress(p, st.dup)?;
+        Ok(!matches!(last, Progress::Waiting))
+    })?;
+    Ok(last)
+}
+
 /// Keeps a started check under the user's request.
 pub fn attach(request: MPI_Request, p: Box<Pending>) {
     if let Ok(mut map) = pending().lock() {
@@ -1323,7 +1362,7 @@ pub fn complete(request: MPI_Request, block: bool) -> Result<bool, c_int> {
         })
         .map(|_| out)
     } else {
-        progress(&mut p, st.dup)
+        tested(&mut p, st, &view)
     };
     match done {
         Err(rc) => exchange_failed(&p.call, rc).map(|_| true),

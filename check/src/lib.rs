@@ -25,7 +25,8 @@
 //! 3. The waits: `polled` (blocking calls posted nonblocking and polled),
 //!    `watchdog` (a wait past the timeout asks and reports).
 //! 4. `hang` (where a thread waits; the wait-for graph and its report),
-//!    `sig` (type signatures and their differences).
+//!    `inside` (the batched call a rank is inside, told over TCP by a
+//!    helper thread), `sig` (type signatures and their differences).
 //! 5. `mpi`: the MPI edge, every `PMPI_` call (`mpi::channel`: the status
 //!    channel's bytes; `mpi::errhandler`: the checker's error handler).
 //! 6. Pure data and state: `record`, `digest` (what ranks exchange),
@@ -62,6 +63,7 @@ pub mod datatypes;
 pub mod digest;
 mod entry;
 pub mod hang;
+pub mod inside;
 pub mod internal;
 pub mod io;
 pub mod mpi;

@@ -49,6 +49,12 @@ int mxc_local_ranks(void) {
     PMPI_Comm_free(&local);
     return n;
 }
+/* This node's host name, NUL-terminated in len bytes ("" when unknown). */
+void mxc_host_name(char *name, int len) {
+    if (len <= 0) return;
+    if (gethostname(name, (size_t)len) != 0) name[0] = 0;
+    name[len - 1] = 0;
+}
 int mxc_online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 1 << 30 ? 1 << 30 : (int)n;

@@ -83,7 +83,7 @@ pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> 
         channel::answer_queries(crate::hang::describe);
         if !reported && waited >= timeout && current().is_some() {
             reported = true;
-            if timed_out(timeout, &mut step)? {
+            if timed_out(timeout, &mut step, Waiter::Wait)? {
                 return Ok(());
             }
         } else if waited >= next && current().is_none() && crate::hang::marked() {
@@ -98,6 +98,37 @@ pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> 
     }
 }
 
+/// A wait the program drives itself (its Test loop on a nonblocking
+/// check) that has passed the timeout: the timeout's query and report,
+/// as `poll` makes them (with this thread's mark set).
+pub fn late(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> {
+    match config().timeout {
+        Some(timeout) => timed_out(timeout, &mut step, Waiter::Test).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// Who asks, and so what the answers make a report of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Waiter {
+    /// A wait: any answers (the lowest rank reports a difference of calls).
+    Wait,
+    /// The program's Test loop, which may overlap long work correctly:
+    /// only a difference of calls.
+    Test,
+    /// A rank another was to report for, still waiting: any answers.
+    Last,
+}
+
+/// What `report` did.
+enum Told {
+    Reported,
+    /// Another rank in a check reports this difference.
+    Deferred,
+    /// No difference of calls, asked from a Test loop.
+    Nothing,
+}
+
 /// The grace other ranks get to answer (and to report themselves).
 fn grace(timeout: Duration) -> Duration {
     (timeout / 4).clamp(Duration::from_millis(500), Duration::from_secs(5))
@@ -108,6 +139,7 @@ fn grace(timeout: Duration) -> Duration {
 fn timed_out(
     timeout: Duration,
     step: &mut impl FnMut() -> Result<bool, c_int>,
+    waiter: Waiter,
 ) -> Result<bool, c_int> {
     let Some(w) = current() else {
         return Ok(false);
@@ -127,7 +159,18 @@ fn timed_out(
             answers.insert(a.world, a);
         }
     }
-    report(&w, timeout, &members, &answers);
+    match report(&w, timeout, &members, &answers, waiter) {
+        Told::Reported => {}
+        Told::Nothing => return Ok(false),
+        Told::Deferred => {
+            // Another rank reports the finding and ends the job; should it
+            // not within another timeout, this rank reports it.
+            if waited_out(timeout, step)? {
+                return Ok(true);
+            }
+            report(&w, timeout, &members, &answers, Waiter::Last);
+        }
+    }
     if config().mode == Mode::Fatal {
         // Answer the ranks that time out a moment later, then end the job.
         let until = Instant::now() + grace(timeout);
@@ -136,6 +179,23 @@ fn timed_out(
             channel::answer_queries(crate::hang::describe);
         }
         crate::mpi::abort_job();
+    }
+    Ok(false)
+}
+
+/// Waits `span` more, answering queries: Ok(true) if the wait completed.
+fn waited_out(
+    span: Duration,
+    step: &mut impl FnMut() -> Result<bool, c_int>,
+) -> Result<bool, c_int> {
+    let until = Instant::now() + span;
+    while Instant::now() < until {
+        for _ in 0..POLLS {
+            if step()? {
+                return Ok(true);
+            }
+        }
+        channel::answer_queries(crate::hang::describe);
     }
     Ok(false)
 }
@@ -161,18 +221,47 @@ fn who(ranks: &[(usize, i32)]) -> String {
     )
 }
 
-fn report(w: &Waiting, timeout: Duration, members: &[i32], answers: &HashMap<i32, Answer>) {
-    let call = call_name(w.call);
-    let comm = name_of(w.comm, w.size);
+/// A rank inside MPI's own call (`crate::inside`), as a report says it.
+fn inside_text(i: &crate::inside::Inside, w: &Waiting, comm: &str) -> String {
+    let on = if i.id == w.id {
+        comm.to_string()
+    } else {
+        "another communicator".to_string()
+    };
+    format!(
+        "not arrived: inside {} (call #{} on {on}), MPI's own call: recorded by the batched mode, not yet verified",
+        call_name(i.call),
+        i.seq
+    )
+}
+
+/// What the other ranks answered, sorted for a report.
+#[derive(Default)]
+struct Sorted {
+    /// The members by what they answered, in rank order of the private
+    /// communicator (an intercommunicator's merged groups).
+    groups: Vec<(String, Vec<(usize, i32)>)>,
+    /// The world ranks not in this check.
+    missing: Vec<i32>,
+    /// A rank is in another call at this rank's number (in a check, or
+    /// inside MPI's own call).
+    differs: bool,
+    /// The world ranks in a check on this communicator at this number
+    /// (they time out and find the same).
+    in_checks: Vec<i32>,
+}
+
+fn sort_answers(
+    w: &Waiting,
+    members: &[i32],
+    answers: &HashMap<i32, Answer>,
+    comm: &str,
+) -> Sorted {
     let me = crate::mpi::world_rank_cached();
-    let mut details = vec![format!(
-        "rank {} is waiting in {call} (call #{} on {comm})",
-        w.rank, w.seq
-    )];
-    // The members by what they answered, in rank order of the private
-    // communicator (an intercommunicator's merged groups).
-    let mut groups: Vec<(String, Vec<(usize, i32)>)> = Vec::new();
-    let mut missing = Vec::new();
+    let mut out = Sorted::default();
+    // The helpers of the ranks that did not answer, asked one by one
+    // (each at most a second) for two seconds at most.
+    let ask_until = Instant::now() + Duration::from_secs(2);
     for (r, &world) in members.iter().enumerate() {
         if world == me {
             continue;
@@ -183,14 +272,19 @@ fn report(w: &Waiting, timeout: Duration, members: &[i32], answers: &HashMap<i32
                 "not asked (a process outside this job's MPI_COMM_WORLD)".to_string()
             }
             Some(a) if a.wait.is_none() && a.id == w.id && a.call == w.call && a.seq == w.seq => {
+                out.in_checks.push(world);
                 "in this check too (arrived)".to_string()
             }
             Some(Answer { wait: Some(p), .. }) => {
-                missing.push(world);
+                out.missing.push(world);
                 format!("not arrived: waiting in {}", p.text)
             }
             Some(a) => {
-                missing.push(world);
+                out.missing.push(world);
+                if a.wait.is_none() && a.id == w.id && a.seq == w.seq {
+                    out.differs = true;
+                    out.in_checks.push(world);
+                }
                 format!(
                     "not arrived: waiting in {} (call #{} on {})",
                     call_name(a.call),
@@ -199,22 +293,69 @@ fn report(w: &Waiting, timeout: Duration, members: &[i32], answers: &HashMap<i32
                 )
             }
             None => {
-                missing.push(world);
-                "not arrived: not in any checked call (busy, or blocked outside MPI collectives)"
-                    .to_string()
+                out.missing.push(world);
+                let inside = (Instant::now() < ask_until).then(|| crate::inside::ask(world));
+                match inside.flatten() {
+                    Some(i) => {
+                        out.differs |= i.id == w.id && i.seq == w.seq && i.call != w.call;
+                        inside_text(&i, w, comm)
+                    }
+                    None => "not arrived: not in any checked call (busy, or blocked outside MPI collectives)"
+                        .to_string(),
+                }
             }
         };
-        match groups.iter_mut().find(|g| g.0 == text) {
+        match out.groups.iter_mut().find(|g| g.0 == text) {
             Some(g) => g.1.push((r, world)),
-            None => groups.push((text, vec![(r, world)])),
+            None => out.groups.push((text, vec![(r, world)])),
         }
     }
+    out
+}
+
+/// The timeout's report, from the answers (`Told`: whether it was this
+/// rank's to make).
+fn report(
+    w: &Waiting,
+    timeout: Duration,
+    members: &[i32],
+    answers: &HashMap<i32, Answer>,
+    waiter: Waiter,
+) -> Told {
+    let call = call_name(w.call);
+    let comm = name_of(w.comm, w.size);
+    let me = crate::mpi::world_rank_cached();
+    let sorted = sort_answers(w, members, answers, &comm);
+    if waiter == Waiter::Test && !sorted.differs {
+        return Told::Nothing;
+    }
+    // Every rank in a check at this number finds the same difference:
+    // the lowest world rank reports it, the others say so in one line.
+    if let Some(&first) = sorted
+        .in_checks
+        .iter()
+        .min()
+        .filter(|&&r| sorted.differs && r < me && waiter != Waiter::Last)
+    {
+        let line = format!(
+            "mpix-check: rank {} waits in {call} (call #{} on {comm}): part of the finding that world rank {first} reports\n",
+            w.rank, w.seq
+        );
+        // One write, so that the ranks' lines do not interleave.
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+        return Told::Deferred;
+    }
+    let mut details = vec![format!(
+        "rank {} is waiting in {call} (call #{} on {comm})",
+        w.rank, w.seq
+    )];
     if members.is_empty() {
         details.push("(the other ranks could not be asked where they are)".into());
     }
-    for (text, ranks) in &groups {
+    for (text, ranks) in &sorted.groups {
         details.push(format!("{}: {text}", who(ranks)));
     }
+    let (differs, missing) = (sorted.differs, sorted.missing);
     let r = Report {
         call,
         comm,
@@ -222,11 +363,18 @@ fn report(w: &Waiting, timeout: Duration, members: &[i32], answers: &HashMap<i32
         rank: w.rank,
         size: w.size,
         kind: "timeout",
-        summary: format!(
-            "no matching check from the other ranks after {} s ({})",
-            timeout.as_secs_f64(),
-            w.phase.text()
-        ),
+        summary: if differs {
+            format!(
+                "the ranks are in different collective calls (MPI hangs on them: found after {} s)",
+                timeout.as_secs_f64()
+            )
+        } else {
+            format!(
+                "no matching check from the other ranks after {} s ({})",
+                timeout.as_secs_f64(),
+                w.phase.text()
+            )
+        },
         details,
         fields: vec![(
             "not_arrived_world_ranks",
@@ -241,4 +389,5 @@ fn report(w: &Waiting, timeout: Duration, members: &[i32], answers: &HashMap<i32
         )],
     };
     r.emit(me);
+    Told::Reported
 }

@@ -40,7 +40,7 @@ const LAYERS: &[(usize, &[&str])] = &[
         ],
     ),
     (2, &["polled", "watchdog"]),
-    (3, &["hang", "sig"]),
+    (3, &["hang", "inside", "sig"]),
     (
         4,
         &["mpi", "mpi::channel", "mpi::doubling", "mpi::errhandler"],

@@ -42,6 +42,7 @@ pub(crate) unsafe fn init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_in
         oversubscription();
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
+            crate::batch::at_init(st.dup);
         }
         crate::p2p::setup(mpi::comm_world(), None);
     }
@@ -66,6 +67,7 @@ pub(crate) unsafe fn init_thread(
         crate::threads::provided(unsafe { *provided }, unsafe { RSMPI_THREAD_MULTIPLE });
         if let Some(st) = mpi::state(mpi::comm_world()) {
             mpi::channel::open(st.dup);
+            crate::batch::at_init(st.dup);
         }
         crate::p2p::setup(mpi::comm_world(), None);
     }

@@ -36,6 +36,7 @@ extern "C" {
     fn mxc_datatype_null() -> MPI_Datatype;
     fn mxc_local_ranks() -> c_int;
     fn mxc_online_cores() -> c_int;
+    fn mxc_host_name(name: *mut std::ffi::c_char, len: c_int);
     fn mxc_keyval_create(keyval: *mut c_int, del: extern "C" fn(*mut c_void)) -> c_int;
 }
 
@@ -1366,23 +1367,48 @@ pub fn type_bounds(t: MPI_Datatype) -> Option<(i64, i64, i64)> {
 
 /// Every rank's pair of `comm` (the checker's own duplicate), by rank.
 pub fn allgather_pair(comm: MPI_Comm, mine: (i64, i64)) -> Option<Vec<(i64, i64)>> {
+    let mut send = [0u8; 16];
+    send[..8].copy_from_slice(&mine.0.to_le_bytes());
+    send[8..].copy_from_slice(&mine.1.to_le_bytes());
+    let word = |b: &[u8]| i64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+    let all = allgather_bytes(comm, &send)?;
+    Some(
+        all.chunks(16)
+            .map(|p| (word(&p[..8]), word(&p[8..])))
+            .collect(),
+    )
+}
+
+/// Every rank's bytes (as many on each rank as `mine`) on `comm` (the
+/// checker's own duplicate), rank after rank.
+pub fn allgather_bytes(comm: MPI_Comm, mine: &[u8]) -> Option<Vec<u8>> {
     let (_, size) = rank_size(comm);
-    let send = [mine.0, mine.1];
-    let mut all = vec![0i64; 2 * size];
-    // SAFETY: 16 bytes sent, 16 per rank received into a buffer of size
-    // ranks; a collective every rank of `comm` makes at this point.
+    let mut all = vec![0u8; mine.len() * size];
+    // SAFETY: `mine` sent, as many bytes per rank received into a buffer
+    // of size ranks; a collective every rank of `comm` makes at this point.
     let rc = unsafe {
         PMPI_Allgather(
-            send.as_ptr() as *const c_void,
-            16,
+            mine.as_ptr() as *const c_void,
+            mine.len() as c_int,
             byte(),
             all.as_mut_ptr() as *mut c_void,
-            16,
+            mine.len() as c_int,
             byte(),
             comm,
         )
     };
-    (rc == 0).then(|| all.chunks(2).map(|p| (p[0], p[1])).collect())
+    (rc == 0).then_some(all)
+}
+
+/// This node's host name ("" when unknown).
+pub fn host_name() -> String {
+    let mut buf = [0 as std::ffi::c_char; 256];
+    // SAFETY: the buffer holds 256 bytes; the shim NUL-terminates it.
+    unsafe { mxc_host_name(buf.as_mut_ptr(), buf.len() as c_int) };
+    // SAFETY: NUL-terminated above.
+    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// How many datatypes `MPI_Type_get_contents` returns for `t` (0 when

@@ -1,0 +1,203 @@
+//! Where this rank is inside MPI's own call, told without MPI.
+//!
+//! The batched mode (`crate::batch`) makes a recorded collective call at
+//! once, unverified, and MPI may hang in it on a difference the batch's
+//! verification has not seen yet (`MPI_Barrier` on one rank, `MPI_Bcast`
+//! on another). The rank's thread cannot answer the status channel from
+//! inside MPI, and another thread may not call MPI below
+//! `MPI_THREAD_MULTIPLE`; so the call (its code, number and
+//! communicator's identity) is published in atomics around it (`enter`,
+//! `leave`), and a helper thread, which makes no MPI call, answers for
+//! the rank over TCP. A rank whose check times out asks the ranks that did
+//! not answer the status channel (`ask`), and its report names the call
+//! each of them is inside.
+//!
+//! Opened at `MPI_Init` in the batched mode with the timeout on (`open`):
+//! one listening socket and one thread, blocked in `accept`, per process;
+//! every rank's port and host name are gathered there, on the checker's
+//! duplicate of `MPI_COMM_WORLD`. A rank on this host is asked on the
+//! loopback address, one on another host at its host name's address.
+
+use crate::mpi::{self, State};
+use crate::sys::MPI_Comm;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The call this rank is inside (`0`: none), its number and its
+/// communicator's identity.
+static CALL: AtomicU64 = AtomicU64::new(0);
+static SEQ: AtomicU64 = AtomicU64::new(0);
+static ID: AtomicU64 = AtomicU64::new(0);
+
+/// Every world rank's address, once gathered.
+static PEERS: OnceLock<Vec<Peer>> = OnceLock::new();
+
+/// A rank's entry in the gathered table: its port (0: no helper) and
+/// host name, NUL-padded.
+const ENTRY: usize = 64;
+/// How long an answer may take.
+const PATIENCE: Duration = Duration::from_millis(500);
+
+/// A call another rank is inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Inside {
+    /// The call's code with its form (`Waiting::call`).
+    pub call: u64,
+    pub seq: u64,
+    /// Its communicator's identity (`State::id`).
+    pub id: u64,
+}
+
+struct Peer {
+    port: u16,
+    host: String,
+}
+
+/// This rank enters MPI's own call `call` (code and form), number `seq` on
+/// `st`'s communicator. Three stores: the hot path of a batched call.
+pub fn enter(call: u64, st: &State) {
+    publish(Inside {
+        call,
+        seq: st.seq,
+        id: st.id,
+    });
+}
+
+fn publish(i: Inside) {
+    SEQ.store(i.seq, Ordering::Relaxed);
+    ID.store(i.id, Ordering::Relaxed);
+    CALL.store(i.call, Ordering::Release);
+}
+
+/// This rank left the call.
+pub fn leave() {
+    CALL.store(0, Ordering::Release);
+}
+
+/// Opens the helper (a collective of `MPI_COMM_WORLD`'s private
+/// duplicate `world_dup`, made by every rank at `MPI_Init`).
+pub fn open(world_dup: MPI_Comm) {
+    let listener = TcpListener::bind((Ipv4Addr::UNSPECIFIED, 0)).ok();
+    let port = listener
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .map_or(0, |a| a.port());
+    let mut mine = [0u8; ENTRY];
+    mine[..2].copy_from_slice(&port.to_le_bytes());
+    let host = mpi::host_name();
+    let n = host.len().min(ENTRY - 3);
+    mine[2..2 + n].copy_from_slice(&host.as_bytes()[..n]);
+    let Some(all) = mpi::allgather_bytes(world_dup, &mine) else {
+        return;
+    };
+    let _ = PEERS.set(all.chunks(ENTRY).map(peer).collect());
+    if let Some(l) = listener {
+        spawn(l);
+    }
+}
+
+fn spawn(listener: TcpListener) {
+    let _ = std::thread::Builder::new()
+        .name("mpix-check-inside".into())
+        .spawn(move || serve(listener));
+}
+
+fn peer(entry: &[u8]) -> Peer {
+    let name = &entry[2..];
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    Peer {
+        port: u16::from_le_bytes([entry[0], entry[1]]),
+        host: String::from_utf8_lossy(&name[..end]).into_owned(),
+    }
+}
+
+/// The helper: answers each connection with the call this rank is inside.
+fn serve(listener: TcpListener) {
+    for stream in listener.incoming() {
+        let Ok(mut s) = stream else { continue };
+        let call = CALL.load(Ordering::Acquire);
+        let words = [
+            call,
+            SEQ.load(Ordering::Relaxed),
+            ID.load(Ordering::Relaxed),
+        ];
+        let mut out = [0u8; 24];
+        for (i, w) in words.iter().enumerate() {
+            out[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        let _ = s.set_write_timeout(Some(PATIENCE));
+        let _ = s.write_all(&out);
+    }
+}
+
+/// The call world rank `world` is inside, if it says one within a moment.
+pub fn ask(world: i32) -> Option<Inside> {
+    let peers = PEERS.get()?;
+    let p = peers.get(usize::try_from(world).ok()?)?;
+    if p.port == 0 {
+        return None;
+    }
+    ask_at(
+        p,
+        peers.get(usize::try_from(mpi::world_rank_cached()).ok()?)?,
+    )
+}
+
+/// `ask` of the rank at `p`, from the rank at `me`.
+fn ask_at(p: &Peer, me: &Peer) -> Option<Inside> {
+    let addr = if p.host == me.host {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, p.port))
+    } else {
+        (p.host.as_str(), p.port).to_socket_addrs().ok()?.next()?
+    };
+    let mut s = TcpStream::connect_timeout(&addr, PATIENCE).ok()?;
+    s.set_read_timeout(Some(PATIENCE)).ok()?;
+    let mut b = [0u8; 24];
+    s.read_exact(&mut b).ok()?;
+    let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+    (word(0) != 0).then(|| Inside {
+        call: word(0),
+        seq: word(1),
+        id: word(2),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank's helper answers with the call published, and with none
+    /// once it is left.
+    #[test]
+    fn helper_answers() {
+        let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = l.local_addr().unwrap().port();
+        spawn(l);
+        let here = |port| Peer {
+            port,
+            host: "here".into(),
+        };
+        let i = Inside {
+            call: 7,
+            seq: 42,
+            id: 9,
+        };
+        publish(i);
+        assert_eq!(ask_at(&here(port), &here(0)), Some(i));
+        leave();
+        assert_eq!(ask_at(&here(port), &here(0)), None);
+    }
+
+    /// A peer's entry reads back as written.
+    #[test]
+    fn entry_round_trip() {
+        let mut e = [0u8; ENTRY];
+        e[..2].copy_from_slice(&4321u16.to_le_bytes());
+        e[2..6].copy_from_slice(b"node");
+        let p = peer(&e);
+        assert_eq!((p.port, p.host.as_str()), (4321, "node"));
+    }
+}
