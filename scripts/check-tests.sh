@@ -286,6 +286,10 @@ for n in 2 4; do
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 0 of $n)
 (world rank $((n - 1))): not arrived: inside MPI_Barrier (call #1 on MPI_COMM_WORLD), MPI's own call
 EOF2
+    scenario batched-barrier-vs-bcast-late "$n" fail -- barrier_bcast_late <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #3 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 0 of $n)
+(world rank $((n - 1))): not arrived: inside MPI_Barrier (call #3 on MPI_COMM_WORLD), MPI's own call
+EOF2
     scenario batched-bcast-vs-ibcast "$n" fail -- bcast_ibcast <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 0 of $n)
 (world rank $((n - 1))): not arrived: waiting in MPI_Ibcast (call #1 on MPI_COMM_WORLD)

@@ -438,7 +438,7 @@ fn land(st: &mut State) -> Result<(), c_int> {
     let (Some(n), Some(f)) = (size(), batch(st).and_then(|b| b.in_flight.take())) else {
         return Ok(());
     };
-    let reduced = watched(st, &f.entries[0], || f.reduction.wait());
+    let reduced = watched(st, &f.entries, || f.reduction.wait());
     let mut entries = f.entries;
     let result = judge(st, &entries, reduced, n);
     release_kept();
@@ -509,16 +509,22 @@ fn flush(st: &mut State) -> Result<(), c_int> {
 /// Verifies a batch: its summary reduced (one digest's words), then
 /// `judge`.
 fn verify(st: &State, entries: &[Entry], summary: Summary, n: usize) -> Result<(), c_int> {
-    let reduced = watched(st, &entries[0], || {
+    let reduced = watched(st, entries, || {
         mpi::allreduce_batch(st.dup, check::place(st), &summary.to_digest())
     });
     judge(st, entries, reduced, n)
 }
 
-/// Runs `f` (a batch's reduction) under the hang watch, as the check of
-/// the batch's first call.
-fn watched<R>(st: &State, first: &Entry, f: impl FnOnce() -> R) -> R {
-    let (call, view) = (first.args.call(), check::view(st, first.rec.seq));
+/// Runs `f` (the reduction of the batch of `entries`) under the hang
+/// watch, as the check of the latest call recorded on the communicator:
+/// a rank that MPI holds inside a call it recorded is held in its latest,
+/// and the timeout compares the two (`crate::inside`).
+fn watched<R>(st: &State, entries: &[Entry], f: impl FnOnce() -> R) -> R {
+    let current = st.batch.as_ref().and_then(|b| b.downcast_ref::<Batch>());
+    let Some(latest) = current.and_then(|b| b.entries.last()).or(entries.last()) else {
+        return f();
+    };
+    let (call, view) = (latest.args.call(), check::view(st, latest.rec.seq));
     let _w = check::arm(&call, &view, Phase::Arguments);
     f()
 }
@@ -541,7 +547,7 @@ fn judge(
     }
     FULL.fetch_add(1, Ordering::Relaxed);
     let reduce = |words: &[u64]| {
-        watched(st, &entries[0], || {
+        watched(st, entries, || {
             mpi::allreduce_batch(st.dup, check::place(st), words)
         })
     };

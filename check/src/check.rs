@@ -1183,11 +1183,15 @@ pub struct Pending {
 }
 
 impl Pending {
-    /// Whether a Test loop has waited past the timeout (looked at every
-    /// 256th Test: a clock read costs as much as a test), once.
+    /// Whether a Test loop has waited past the timeout, once. Looked at
+    /// on the 2^k-th Test and every 256th (a clock read costs as much as
+    /// a test; a loop that tests seldom is looked at soon enough).
     fn due(&mut self) -> bool {
-        self.tests = self.tests.wrapping_add(1);
-        if self.tests % 256 != 0 || self.tests == u32::MAX {
+        if self.tests == u32::MAX {
+            return false;
+        }
+        self.tests += 1;
+        if !self.tests.is_power_of_two() && self.tests % 256 != 0 {
             return false;
         }
         let late = config().timeout.is_some_and(|t| self.since.elapsed() >= t);

@@ -119,6 +119,11 @@ int main(int argc, char **argv) {
         rc = MPI_Alltoallw(buf, sc, sd, st, out, rcn, rd, rt, MPI_COMM_WORLD);
         MPI_Type_free(&f);
         for (int i = 0; i < size; i++) st[i] = rt[i] = MPI_CHAR, sc[i] = rcn[i] = 7;
+    } else if (!strcmp(s, "barrier_bcast_late")) {
+        /* barrier_bcast at call #3, after two correct calls. */
+        for (int i = 0; i < 2; i++) rc = MPI_Allreduce(buf, out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (last) rc = MPI_Barrier(MPI_COMM_WORLD);
+        else rc = MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
     } else if (!strcmp(s, "in_place")) {
         rc = MPI_Allreduce(rank == 0 ? MPI_IN_PLACE : (void *)buf, out, 4, MPI_INT, MPI_SUM,
                            MPI_COMM_WORLD);
