@@ -10,14 +10,17 @@
 #            companion-message design can cost);
 #   checked  LD_PRELOAD=libmpix_check.so MPIX_CHECK_P2P=1;
 #   notypes  checked with MPIX_CHECK_TYPES=0 (issue 30: the datatype checks
-#            off, the same-run baseline of what they cost).
+#            off, the same-run baseline of what they cost);
+#   batched  checked with MPIX_CHECK_VERIFY=batched (issue 31: the
+#            companions travel in batches of 64).
 # The cycle runs CHECK_P2P_BENCH_ROUNDS times (default 2; each run about
 # 5-10 s on an idle machine) and each line keeps its best run (lowest
 # latency, highest rate): on a shared machine noise only adds time, and
 # alternating the configurations spreads drift over all of them. Then one
 # table: size, type, median latency plain / floor / checked / notypes (us),
 # checked/plain of the medians and of the best repetitions (the least
-# disturbed: the fairer ratio on a busy machine), bandwidth plain /
+# disturbed: the fairer ratio on a busy machine), the batched median and
+# batched/plain of the medians, bandwidth plain /
 # checked (MB/s, of the medians), and the message rates (median; best in
 # parentheses) with their ratio. CHECK_P2P_BENCH_KEEP=1 keeps the earlier
 # invocations' runs in the table (more rounds, when the machine is busy).
@@ -51,6 +54,8 @@ for round in $(seq "${CHECK_P2P_BENCH_ROUNDS:-2}"); do
         "$out/p2p_overhead" checked >"$out/checked-$stamp-$round.txt"
     "$MPIEXEC" "${mpiexec_args[@]}" -n 2 env LD_PRELOAD="$lib" MPIX_CHECK_P2P=1 MPIX_CHECK_TYPES=0 \
         "$out/p2p_overhead" notypes >"$out/notypes-$stamp-$round.txt"
+    "$MPIEXEC" "${mpiexec_args[@]}" -n 2 env LD_PRELOAD="$lib" MPIX_CHECK_P2P=1 MPIX_CHECK_VERIFY=batched \
+        "$out/p2p_overhead" batched >"$out/batched-$stamp-$round.txt"
 done
 # Lines: pingpong LABEL SIZE TYPE MEDIAN_US MB/S BEST_US
 #        rate LABEL 8 byte MEDIAN_MSGS/S BEST_MSGS/S
@@ -66,17 +71,19 @@ cat "$out"/*.txt | awk '
         if ($6 > rbest[$2]) rbest[$2] = $6
     }
     END {
-        printf "%8s %-6s %10s %10s %10s %10s %7s %7s %7s %10s %10s\n", "bytes", "type", "plain us", "floor us",
-            "checked us", "notypes us", "ratio", "best", "types", "plain MB/s", "chk MB/s"
+        printf "%8s %-6s %10s %10s %10s %10s %7s %7s %7s %10s %7s %10s %10s\n", "bytes", "type", "plain us", "floor us",
+            "checked us", "notypes us", "ratio", "best", "types", "batched us", "b.ratio", "plain MB/s", "chk MB/s"
         for (i = 0; i < n; i++) {
             k = order[i]; split(k, f, " ")
-            printf "%8d %-6s %10.3f %10.3f %10.3f %10.3f %7.2f %7.2f %7.3f %10.1f %10.1f\n", f[1], f[2], us[k, "plain"],
+            printf "%8d %-6s %10.3f %10.3f %10.3f %10.3f %7.2f %7.2f %7.3f %10.3f %7.2f %10.1f %10.1f\n", f[1], f[2], us[k, "plain"],
                 us[k, "floor"], us[k, "checked"], us[k, "notypes"], us[k, "checked"] / us[k, "plain"],
-                best[k, "checked"] / best[k, "plain"], us[k, "checked"] / us[k, "notypes"], bw[k, "plain"], bw[k, "checked"]
+                best[k, "checked"] / best[k, "plain"], us[k, "checked"] / us[k, "notypes"],
+                us[k, "batched"], us[k, "batched"] / us[k, "plain"], bw[k, "plain"], bw[k, "checked"]
         }
-        printf "message rate (64 x 8 B windows, /s): plain %.0f (%.0f), floor %.0f (%.0f), checked %.0f (%.0f), notypes %.0f (%.0f); plain/checked x%.2f (x%.2f)\n",
+        printf "message rate (64 x 8 B windows, /s): plain %.0f (%.0f), floor %.0f (%.0f), checked %.0f (%.0f), notypes %.0f (%.0f), batched %.0f (%.0f); plain/checked x%.2f (x%.2f), batched/plain %.0f %%\n",
             rate["plain"], rbest["plain"], rate["floor"], rbest["floor"], rate["checked"], rbest["checked"],
-            rate["notypes"], rbest["notypes"], rate["plain"] / rate["checked"], rbest["plain"] / rbest["checked"]
+            rate["notypes"], rbest["notypes"], rate["batched"], rbest["batched"], rate["plain"] / rate["checked"],
+            rbest["plain"] / rbest["checked"], 100 * rate["batched"] / rate["plain"]
         print "(types: checked/notypes of the medians, what the datatype checks add)"
     }'
 for round in $(seq "${CHECK_P2P_BENCH_ROUNDS:-2}"); do

@@ -126,6 +126,55 @@ pub fn caller(key: usize) -> usize {
     ra
 }
 
+thread_local! {
+    /// The program's call this thread is in, as `entering` kept it.
+    static AT: std::cell::Cell<(&'static str, usize)> = const { std::cell::Cell::new(("", 0)) };
+}
+
+/// Keeps the program's call this thread is in (`name`, and its return
+/// address by `caller`), for a check that runs later (the batched
+/// point-to-point checks: `entered`). Inlined into the entry function of
+/// `name`, so that the path to `caller` is fixed for each name.
+#[inline(always)]
+pub fn entering(name: &'static str) {
+    let ra = caller(key_of(name));
+    AT.with(|a| a.set((name, ra)));
+}
+
+/// The call `entering` kept on this thread ("", 0: none).
+pub fn entered() -> (&'static str, usize) {
+    AT.with(|a| a.get())
+}
+
+/// The keys of `entering`'s paths: one per name (by its address), after
+/// the collective calls' keys.
+const NAMED_KEYS: usize = 48;
+const FIRST_NAMED_KEY: usize = KEYS - NAMED_KEYS;
+#[allow(clippy::declare_interior_mutable_const)] // the array's initializer
+const NO_NAME: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static NAMES: [std::sync::atomic::AtomicUsize; NAMED_KEYS] = [NO_NAME; NAMED_KEYS];
+
+/// The path key of `name` (KEYS, no fast path, once all are taken).
+fn key_of(name: &'static str) -> usize {
+    use std::sync::atomic::Ordering::Relaxed;
+    let p = name.as_ptr() as usize;
+    for (i, slot) in NAMES.iter().enumerate() {
+        let mut q = slot.load(Relaxed);
+        if q == 0 {
+            // A name seen first: this slot is its, unless another thread
+            // took it meanwhile.
+            q = match slot.compare_exchange(0, p, Relaxed, Relaxed) {
+                Ok(_) => p,
+                Err(other) => other,
+            };
+        }
+        if q == p {
+            return FIRST_NAMED_KEY + i;
+        }
+    }
+    KEYS
+}
+
 /// The paths `caller` knows.
 const KEYS: usize = 256;
 const NO_FAST_PATH: isize = isize::MIN;

@@ -41,6 +41,21 @@ pub fn set_oversubscribed(yes: bool) {
 /// Polls between clock reads (a clock read costs about as much as a poll).
 const POLLS: u32 = 256;
 
+/// What a wait does while it lasts, set by a layer above (the batched
+/// point-to-point checks send the companions they keep, `crate::p2p`).
+static IDLE: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Sets what a wait does while it lasts (once).
+pub fn when_idle(f: fn()) {
+    let _ = IDLE.set(f);
+}
+
+fn idle() {
+    if let Some(f) = IDLE.get() {
+        f();
+    }
+}
+
 /// Waits until `step` says done (Ok(true)), polling it. Past the timeout
 /// the wait asks the ranks where they are and reports; while it waits
 /// longer than a moment it answers the others' queries.
@@ -60,11 +75,17 @@ pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> 
         }
         step()
     };
+    let start = Instant::now();
     let Some(timeout) = config().timeout else {
-        while !step()? {}
+        let mut n = 0u32;
+        while !step()? {
+            n = n.wrapping_add(1);
+            if n % POLLS == 0 && start.elapsed() >= Duration::from_millis(1) {
+                idle();
+            }
+        }
         return Ok(());
     };
-    let start = Instant::now();
     let mut reported = false;
     let mut next = timeout;
     let mut n = 0u32;
@@ -81,6 +102,8 @@ pub fn poll(mut step: impl FnMut() -> Result<bool, c_int>) -> Result<(), c_int> 
             continue;
         }
         channel::answer_queries(crate::hang::describe);
+        // The batched point-to-point companions kept here go now.
+        idle();
         if !reported && waited >= timeout && current().is_some() {
             reported = true;
             if timed_out(timeout, &mut step, Waiter::Wait)? {

@@ -27,6 +27,7 @@ const LAYERS: &[(usize, &[&str])] = &[
             "datatypes",
             "io",
             "p2p",
+            "p2p::batches",
             "p2p::channels",
             "p2p::companions",
             "p2p::completion",

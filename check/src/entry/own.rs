@@ -176,8 +176,9 @@ pub(crate) unsafe fn type_free(datatype: *mut MPI_Datatype) -> c_int {
     }
     let rc = match t {
         // (A second free is not kept: `keep` takes live types only.)
-        Some(t) if crate::batch::keep(t) => {
-            // SAFETY: the user's handle, freed later (`batch::keep`).
+        Some(t) if crate::batch::keep(t) || crate::p2p::keep(t) => {
+            // SAFETY: the user's handle, freed later (`batch::keep`,
+            // `p2p::keep`).
             unsafe { *datatype = mpi::datatype_null() };
             0
         }

@@ -34,6 +34,24 @@ pub(super) struct Rec {
     /// Its (source, tag) come from its arguments, not from the status
     /// (`MPI_Isendrecv`: MPICH 4.0 leaves that status unset).
     pub(super) own_pattern: bool,
+    /// Its derived datatype, freed by the program while it waited, is
+    /// kept alive until it is checked (`super::kept`).
+    pub(super) kept: bool,
+    /// The program's call that completed it and that call's return
+    /// address (`crate::site::entered`), kept in the batched mode for a
+    /// report made later; ("", 0) otherwise.
+    pub(super) site: (&'static str, usize),
+}
+
+impl Rec {
+    /// Whether its datatype handle may be read: not freed since posting
+    /// (or kept), or predefined (a table look-up: the handle of a freed
+    /// type must not be given to MPI).
+    pub(super) fn readable(&self) -> bool {
+        self.kept
+            || crate::sig::TYPES_FREED.load(std::sync::atomic::Ordering::Acquire) == self.freed
+            || mpix_marshal::predefined_code(self.datatype).is_some()
+    }
 }
 
 /// The checker's point-to-point state of one user communicator.
@@ -56,6 +74,9 @@ pub struct Channel {
     /// intercommunicator; -1 outside MPI_COMM_WORLD), for the lost-message
     /// counts (`lost`).
     pub(super) world: Vec<i32>,
+    /// The batched transport's outboxes and inboxes (None: each companion
+    /// travels alone, the immediate mode).
+    pub(super) batches: Option<super::batches::Batches>,
 }
 
 pub(super) static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -111,6 +132,20 @@ pub(super) fn channel(comm: MPI_Comm) -> Option<&'static mut Channel> {
     // SAFETY: a leaked Box<Channel>, alive until the delete callback; one
     // thread uses a communicator's channel at a time.
     Some(unsafe { &mut *(value as *mut Channel) })
+}
+
+/// Every channel sends the batched companions it keeps (at
+/// `MPI_Finalize`, before the counts are compared).
+pub fn flush_all() {
+    for &c in lock(channels()).iter() {
+        // SAFETY: a registered channel is alive until its delete callback
+        // unregisters it; MPI_Finalize runs on one thread.
+        let ch = unsafe { &mut *(c as *mut Channel) };
+        let dup = ch.dup;
+        if let Some(b) = ch.batches.as_mut() {
+            b.flush_all(dup);
+        }
+    }
 }
 
 /// The private duplicate of `comm`'s channel, if it has one.

@@ -1,7 +1,8 @@
 //! The sending side: the companion (what a sender says about one
 //! message) and the companions in flight until their requests complete.
 
-use super::channels::channel;
+use super::batches;
+use super::channels::{channel, channels, lock, Channel};
 use super::counts::{count_sent, uncount_sent};
 use crate::mpi;
 use crate::record::{PACKED, UNKNOWN};
@@ -12,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The companion's size in bytes.
-pub(super) const LEN: usize = 48;
+pub(super) const LEN: usize = batches::LEN;
 
 /// What the sender says about one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +72,7 @@ pub(super) struct InFlight {
     pub(super) user: u64,
     /// The destination's world rank (-1: not in MPI_COMM_WORLD).
     pub(super) peer: i32,
-    pub(super) _buf: Box<[u8; LEN]>,
+    pub(super) _buf: Box<[u8]>,
 }
 
 // SAFETY: the request is a plain handle and the buffer is owned.
@@ -123,6 +124,11 @@ pub fn sent(
         flags: (sig.flags & (PACKED | UNKNOWN)) | no_ref,
         reference,
     };
+    let peer = ch.world.get(dest as usize).copied().unwrap_or(-1);
+    if let Some(b) = ch.batches.as_mut() {
+        count_sent(peer);
+        return Some(b.append(ch.dup, dest, tag, peer, &c.encode()));
+    }
     let buf = Box::new(c.encode());
     let mut req = mpi::request_null();
     // SAFETY: the buffer is boxed and kept with the request until it
@@ -142,7 +148,6 @@ pub fn sent(
         return None;
     }
     let key = mpi::bits(req);
-    let peer = ch.world.get(dest as usize).copied().unwrap_or(-1);
     count_sent(peer);
     let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
     f.push(InFlight {
@@ -171,6 +176,12 @@ pub fn sent(
 pub fn unsent(key: Option<u64>) {
     let _s = crate::threads::enter();
     let Some(key) = key else { return };
+    if batches::is_batched(key) {
+        // Taken back when not sent yet; else its batch has gone.
+        let taken = unsend_batched(key);
+        uncount_sent(batches::peer_of(key), !taken);
+        return;
+    }
     let entry = {
         let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
         let Some(i) = f.iter().position(|e| e.key == key) else {
@@ -182,6 +193,27 @@ pub fn unsent(key: Option<u64>) {
     // The message does not exist: it is not counted as sent. A companion
     // MPI could not cancel any more arrives alone (an orphan: `lost`).
     uncount_sent(peer, !cancel_companion(entry));
+}
+
+/// Takes a batched companion back from its outbox: whether it had not
+/// been sent yet (else its batch has gone).
+fn unsend_batched(key: u64) -> bool {
+    lock(channels()).iter().any(|&c| {
+        // SAFETY: a registered channel is alive until its delete callback
+        // unregisters it; the point-to-point lock is held.
+        let ch = unsafe { &mut *(c as *mut Channel) };
+        ch.batches.as_mut().is_some_and(|b| b.unsend(key).is_some())
+    })
+}
+
+/// The key of the batched companion, not sent yet, of user send request
+/// `request`.
+fn attached_batched(request: u64) -> Option<u64> {
+    lock(channels()).iter().find_map(|&c| {
+        // SAFETY: as in `unsend_batched`.
+        let ch = unsafe { &*(c as *const Channel) };
+        ch.batches.as_ref()?.attached(request)
+    })
 }
 
 /// Cancels one companion and waits for the cancel to settle (local:
@@ -209,6 +241,10 @@ pub(super) fn cancel_companion(mut entry: InFlight) -> bool {
 pub fn attach_send(key: Option<u64>, request: MPI_Request) {
     let _s = crate::threads::enter();
     let Some(key) = key else { return };
+    if batches::is_batched(key) {
+        batches::attach(key, mpi::bits(request));
+        return;
+    }
     let mut f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(e) = f.iter_mut().find(|e| e.key == key) {
         e.user = mpi::bits(request);
@@ -236,7 +272,10 @@ pub fn cancel_requested(request: MPI_Request) {
         let f = in_flight().lock().unwrap_or_else(|e| e.into_inner());
         match f.iter().find(|e| e.user == r && r != 0) {
             Some(e) => e.key,
-            None => return,
+            None => match attached_batched(r) {
+                Some(k) => k,
+                None => return,
+            },
         }
     };
     let mut c = cancelling().lock().unwrap_or_else(|e| e.into_inner());

@@ -1,6 +1,7 @@
 //! Channels made at collective points and freed with their communicators
 //! (or at MPI_Finalize), and the pending counts a long run reads.
 
+use super::batches;
 use super::channels::{channel, channels, lock, Channel, KEYVAL};
 use super::companions::{in_flight, reap};
 use super::counts::world_ranks;
@@ -25,8 +26,17 @@ extern "C" fn delete_channel(value: *mut c_void) {
     // `setup`; MPI calls this once per value.
     let mut ch = *unsafe { Box::from_raw(value as *mut Channel) };
     mpi::errhandler::forget(ch.comm, false);
+    let dup = ch.dup;
+    if let Some(b) = ch.batches.as_mut() {
+        // Every member is in the free: the batches owed come in, and the
+        // receives still waiting for theirs are checked.
+        b.close(dup);
+        if !ch.lost {
+            super::matching::check_late(&mut ch);
+        }
+    }
     if ch.lost {
-        drop_arrived(&ch);
+        drop_arrived(&mut ch);
     } else {
         lost::channel_freed(&mut ch);
     }
@@ -80,10 +90,16 @@ pub(super) fn make_channel(comm: MPI_Comm) -> bool {
     let (mut inter, mut rank, mut size) = (0, 0, 0);
     let mut dup = mpi::comm_null();
     // SAFETY: queries of a valid communicator and its duplicate.
+    let mut peers = 0;
     let ok = unsafe {
         PMPI_Comm_test_inter(comm, &mut inter) == 0
             && PMPI_Comm_rank(comm, &mut rank) == 0
             && PMPI_Comm_size(comm, &mut size) == 0
+            && (if inter != 0 {
+                PMPI_Comm_remote_size(comm, &mut peers)
+            } else {
+                PMPI_Comm_size(comm, &mut peers)
+            }) == 0
             && PMPI_Comm_dup(comm, &mut dup) == 0
     };
     if !ok {
@@ -93,6 +109,9 @@ pub(super) fn make_channel(comm: MPI_Comm) -> bool {
     unsafe { PMPI_Comm_set_errhandler(dup, RSMPI_ERRORS_RETURN) };
     // The exchange's set-up is collective over the duplicate: here, now.
     let _ = crate::internal::within(|| mpix_marshal::setup_type_exchange(dup));
+    if batches::wanted() {
+        crate::watchdog::when_idle(super::matching::idle);
+    }
     let ch = Box::into_raw(Box::new(Channel {
         comm,
         dup,
@@ -103,6 +122,9 @@ pub(super) fn make_channel(comm: MPI_Comm) -> bool {
         queue: VecDeque::new(),
         lost: false,
         world: world_ranks(comm, inter != 0),
+        batches: batches::wanted()
+            .then(|| batches::Batches::new(dup, peers.max(0) as usize))
+            .flatten(),
     }));
     // SAFETY: attaches the channel; MPI calls delete_channel at free.
     if unsafe { PMPI_Comm_set_attr(comm, kv, ch as *mut c_void) } != 0 {
@@ -131,7 +153,13 @@ pub unsafe extern "C" fn mpix_check_p2p_pending(in_flight: *mut i64, queued: *mu
     let _s = crate::threads::enter();
     let on = enabled();
     let (f, q) = if on {
-        let f = lock(self::in_flight()).len();
+        let unsent: usize = lock(channels())
+            .iter()
+            // SAFETY: as below.
+            .filter_map(|&c| unsafe { &*(c as *const Channel) }.batches.as_ref())
+            .map(|b| b.held())
+            .sum();
+        let f = lock(self::in_flight()).len() + unsent;
         let q: usize = lock(channels())
             .iter()
             // SAFETY: a registered channel is alive until delete_channel

@@ -57,7 +57,7 @@ use super::channels::{channels, lock, world_of, Channel};
 use super::companions::{Companion, NO_REFERENCE, PREDEFINED};
 use super::counts::{counts, pending, world_ranks, PendingSend, PENDING_SENDS};
 use super::matching::drop_arrived;
-use super::verdict::recv_companion;
+use super::verdict::{any_arrived, arrived, recv_companion};
 use crate::mpi;
 use crate::report::{self, Mode, Report};
 use crate::sys::*;
@@ -237,20 +237,18 @@ pub(super) fn channel_freed(ch: &mut Channel) {
     if ch.queue.iter().any(|r| r.got.is_none() && !r.detached) {
         return;
     }
-    // SAFETY: read mpi-sys's copies of the wildcards.
-    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
     let name = format!("{} (freed since)", channel_name(ch));
     let mut found = vec![];
-    while let Some(st) = probe(any_source, any_tag, ch.dup) {
-        let Some(c) = recv_companion(ch, st.MPI_SOURCE, st.MPI_TAG) else {
+    while let Some((s, t)) = any_arrived(ch) {
+        let Some(c) = recv_companion(ch, s, t) else {
             break;
         };
-        let (what, bytes) = describe(&c, st.MPI_SOURCE, ch.dup);
+        let (what, bytes) = describe(&c, s, ch.dup);
         found.push(Lost {
             comm: name.clone(),
-            source: source_name(ch, st.MPI_SOURCE),
-            world: world_of(ch, st.MPI_SOURCE),
-            tag: st.MPI_TAG,
+            source: source_name(ch, s),
+            world: world_of(ch, s),
+            tag: t,
             what,
             bytes,
         });
@@ -262,21 +260,31 @@ pub(super) fn channel_freed(ch: &mut Channel) {
 /// checked yet (an earlier receive still pending, or freed while active)
 /// are taken first: their messages were received.
 fn settle(ch: &mut Channel) {
-    let done: Vec<(c_int, c_int)> = ch
+    // In the batched mode those whose batch has come are checked.
+    let batched = ch.batches.is_some();
+    if batched {
+        let _ = super::matching::drain(ch);
+    }
+    let done: Vec<(u64, (c_int, c_int))> = ch
         .queue
         .iter()
         .filter_map(|r| match r.got {
-            Some(g) => Some(g),
-            None if r.detached => Some((r.source, r.tag)),
+            Some(g) => Some((r.id, g)),
+            None if r.detached => Some((r.id, (r.source, r.tag))),
             None => None,
         })
         .collect();
-    for (s, t) in done {
-        if probe(s, t, ch.dup).is_some() {
+    let mut waiting = vec![];
+    for (id, (s, t)) in done {
+        if arrived(ch, s, t) {
             let _ = recv_companion(ch, s, t);
+        } else if batched {
+            // Its batch may still come (`by_companions` waits for it).
+            waiting.push(id);
         }
     }
-    ch.queue.retain(|r| r.got.is_none() && !r.detached);
+    ch.queue
+        .retain(|r| (r.got.is_none() && !r.detached) || waiting.contains(&r.id));
 }
 
 /// The live channels (their user communicators are valid).
@@ -310,8 +318,6 @@ fn by_companions(
             settle(ch);
         }
     }
-    // SAFETY: read mpi-sys's copies of the wildcards.
-    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
     let missing = || -> i64 {
         expected
             .iter()
@@ -331,8 +337,10 @@ fn by_companions(
             if ch.lost {
                 continue;
             }
-            while let Some(st) = probe(any_source, any_tag, ch.dup) {
-                let (s, t) = (st.MPI_SOURCE, st.MPI_TAG);
+            if ch.batches.is_some() {
+                settle(ch);
+            }
+            while let Some((s, t)) = any_arrived(ch) {
                 let Some(comp) = recv_companion(ch, s, t) else {
                     break;
                 };
@@ -512,6 +520,7 @@ pub fn at_finalize() {
     let mut lost: Vec<Lost> = vec![];
     let mut stuck = vec![];
     if p2p {
+        super::channels::flush_all();
         by_counts(st.dup, &mut stuck, &mut lost);
     } else {
         // SAFETY: the checker's duplicate of MPI_COMM_WORLD.

@@ -1,9 +1,9 @@
 //! The receiving side: posted receives in posting order, matched to
 //! their messages' companions as they complete or are probed.
 
-use super::channels::{channel, quietly, Channel, Rec};
+use super::channels::{channel, is_quiet, quietly, Channel, Rec};
 use super::companions::proc_null;
-use super::verdict::{check_one, recv_companion};
+use super::verdict::{any_arrived, check_one, recv_companion};
 use crate::mpi;
 use crate::sys::*;
 use std::ffi::c_int;
@@ -54,6 +54,8 @@ pub fn receiving(
         ready: true,
         detached: false,
         own_pattern: false,
+        kept: false,
+        site: ("", 0),
     });
     Some((ch as *mut Channel as usize, ch.posted))
 }
@@ -123,6 +125,8 @@ pub fn matched(comm: MPI_Comm, status: &MPI_Status, message: MPI_Message) {
         ready: false,
         detached: false,
         own_pattern: false,
+        kept: false,
+        site: ("", 0),
     });
     let mut m = messages().lock().unwrap_or_else(|e| e.into_inner());
     m.push((mpi::bits(message), ch as *mut Channel as usize, ch.posted));
@@ -187,6 +191,7 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
         drop_arrived(ch);
         return Ok(());
     }
+    let batched = ch.batches.is_some();
     if cancelled != 0 || status.MPI_SOURCE == proc_null() {
         ch.queue.retain(|r| r.id != id);
     } else if let Some(r) = ch.queue.iter_mut().find(|r| r.id == id) {
@@ -196,8 +201,82 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
             (status.MPI_SOURCE, status.MPI_TAG)
         });
         r.ready = true;
+        if batched {
+            r.site = crate::site::entered();
+            // On a failed call's path (a truncation) the check must come
+            // before the MPI's error reaches the program: its batch is
+            // asked for.
+            if is_quiet() {
+                let source = status.MPI_SOURCE;
+                let _ = drain(ch);
+                pulled(ch, id, source);
+                return Ok(());
+            }
+            if !may_check(ch, id) {
+                return Ok(());
+            }
+        }
     }
     drain(ch)
+}
+
+/// While a wait lasts (the watchdog's idle hook, batched mode): every
+/// channel sends what it keeps and takes what has arrived, and the
+/// receives whose companions came are checked.
+pub(super) fn idle() {
+    // Not inside the library's own operations, nor at their collective
+    // points: a check there would use the exchange the operation holds.
+    if !super::enabled()
+        || crate::internal::active()
+        || mpix_marshal::library_collective_point().is_some()
+    {
+        return;
+    }
+    let _s = crate::threads::enter();
+    let chans: Vec<usize> = super::channels::channels()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    for c in chans {
+        // SAFETY: a registered channel is alive until its delete callback
+        // unregisters it; the point-to-point lock is held.
+        let ch = unsafe { &mut *(c as *mut Channel) };
+        let dup = ch.dup;
+        let Some(b) = ch.batches.as_mut() else {
+            continue;
+        };
+        b.flush_all(dup);
+        if b.poll(dup) {
+            let _ = drain(ch);
+        }
+    }
+}
+
+/// In the batched mode, a receive polls for batches this often.
+const POLL_EVERY: u64 = 16;
+
+/// In the batched mode, after receive `id` completed: whether a check may
+/// be due (else `drain` is skipped, which scans the whole queue). One is
+/// when a batch arrived (looked for at every `POLL_EVERY`-th completion,
+/// and at every wait that lasts: `super::batches::idle`), when this
+/// receive's companion is here, or when a later receive has completed (it
+/// may have waited for this one to be matched).
+fn may_check(ch: &mut Channel, id: u64) -> bool {
+    let dup = ch.dup;
+    let Some(b) = ch.batches.as_mut() else {
+        return true;
+    };
+    b.completions += 1;
+    if b.completions % POLL_EVERY == 0 && b.poll(dup) {
+        return true;
+    }
+    let Some(i) = ch.queue.iter().rposition(|r| r.id == id) else {
+        return true;
+    };
+    let Some((s, t)) = ch.queue[i].got else {
+        return true;
+    };
+    b.has(s, t) || ch.queue.iter().skip(i + 1).any(|r| r.got.is_some())
 }
 
 /// A receive failed with a truncation (MPI_ERR_TRUNCATE): MPI matched
@@ -211,6 +290,106 @@ pub fn truncated(key: Option<(usize, u64)>, status: &MPI_Status) {
     });
 }
 
+/// Derived types the program freed while a queued receive named them
+/// (the batched mode), freed once no queued receive does.
+fn kept_types() -> &'static Mutex<Vec<u64>> {
+    static K: OnceLock<Mutex<Vec<u64>>> = OnceLock::new();
+    K.get_or_init(Default::default)
+}
+static KEPT: AtomicUsize = AtomicUsize::new(0);
+
+/// The program frees the derived type `t`: in the batched mode, when a
+/// receive waiting for its companion names it, the free waits until that
+/// receive is checked, so that its report can still read the type (true:
+/// the caller does not free it).
+pub fn keep(t: MPI_Datatype) -> bool {
+    let _s = crate::threads::enter();
+    if !super::enabled() || !super::batches::wanted() || crate::internal::active() {
+        return false;
+    }
+    let key = mpi::bits(t);
+    let mut named = false;
+    for &c in super::channels::channels()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+    {
+        // SAFETY: a registered channel is alive until its delete callback
+        // unregisters it; the point-to-point lock is held.
+        let ch = unsafe { &mut *(c as *mut Channel) };
+        // (A queued receive's type is live: in this mode its earlier
+        // free would have been kept too.)
+        for r in ch.queue.iter_mut().filter(|r| mpi::bits(r.datatype) == key) {
+            r.kept = true;
+            named = true;
+        }
+    }
+    if named {
+        let mut k = kept_types().lock().unwrap_or_else(|e| e.into_inner());
+        k.push(key);
+        KEPT.store(k.len(), Ordering::Release);
+    }
+    named
+}
+
+/// Frees the kept types no queued receive names any more.
+fn release_kept() {
+    if KEPT.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let chans: Vec<usize> = super::channels::channels()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let named = |key: u64| {
+        chans.iter().any(|&c| {
+            // SAFETY: as in `keep`.
+            let ch = unsafe { &*(c as *const Channel) };
+            ch.queue
+                .iter()
+                .any(|r| r.kept && mpi::bits(r.datatype) == key)
+        })
+    };
+    let mut k = kept_types().lock().unwrap_or_else(|e| e.into_inner());
+    k.retain(|&t| {
+        if named(t) {
+            return true;
+        }
+        mpi::free_type(mpi::from_bits(t));
+        crate::sig::TYPES_FREED.fetch_add(1, Ordering::AcqRel);
+        false
+    });
+    KEPT.store(k.len(), Ordering::Release);
+}
+
+/// In the batched mode, at the channel's free (its batches all in): the
+/// receives that were waiting for their companions are checked.
+pub(super) fn check_late(ch: &mut Channel) {
+    let _ = drain(ch);
+}
+
+/// How long a failed receive waits for its companion's batch.
+const PULL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// In the batched mode, a receive `id` MPI failed whose companion has not
+/// come is checked once its sender, asked, has sent its batch (the
+/// sender answers in its next checked call or wait; `PULL_WAIT` at most).
+fn pulled(ch: &mut Channel, id: u64, source: c_int) {
+    let waiting = |ch: &Channel| ch.queue.iter().any(|r| r.id == id);
+    if ch.batches.is_none() || !waiting(ch) {
+        return;
+    }
+    let dup = ch.dup;
+    if let Some(b) = ch.batches.as_mut() {
+        b.pull(dup, source);
+    }
+    let deadline = std::time::Instant::now() + PULL_WAIT;
+    while waiting(ch) && std::time::Instant::now() < deadline {
+        let _ = drain(ch);
+        std::thread::yield_now();
+    }
+}
+
 pub(super) fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {
     // SAFETY: read mpi-sys's copies of the wildcards.
     let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
@@ -218,32 +397,54 @@ pub(super) fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {
 }
 
 /// Checks every completed receive whose companion is next in its
-/// (source, tag) order, in posting order.
+/// (source, tag) order, in posting order (in the batched mode, whose
+/// companion's batch has come: the batches arrived are taken first).
 pub(super) fn drain(ch: &mut Channel) -> Result<(), c_int> {
+    let dup = ch.dup;
+    if let Some(b) = ch.batches.as_mut() {
+        b.poll(dup);
+    }
     settle_detached(ch);
     let mut result = Ok(());
+    // What the receives kept so far (before `i`) block: the (source, tag)
+    // of those completed (each once), and the pending ones' patterns.
+    let mut got_before: Vec<(c_int, c_int)> = vec![];
+    let mut pending_before: Vec<usize> = vec![];
+    // Past the last completed receive nothing is checkable.
+    let mut end = ch
+        .queue
+        .iter()
+        .rposition(|r| r.got.is_some())
+        .map_or(0, |p| p + 1);
     let mut i = 0;
-    while i < ch.queue.len() {
+    while i < end {
         let Some((s, t)) = ch.queue[i].got else {
+            pending_before.push(i);
             i += 1;
             continue;
         };
         let blocked = !ch.queue[i].ready
-            || ch.queue.iter().take(i).any(|e| match e.got {
-                None => matches(e, s, t),
-                Some(g) => g == (s, t),
-            });
-        if blocked {
+            || got_before.contains(&(s, t))
+            || pending_before.iter().any(|&j| matches(&ch.queue[j], s, t));
+        // In the batched mode, a companion whose batch has not come yet.
+        if blocked || ch.batches.as_ref().is_some_and(|b| !b.has(s, t)) {
+            if !got_before.contains(&(s, t)) {
+                got_before.push((s, t));
+            }
             i += 1;
             continue;
         }
         let Some(r) = ch.queue.remove(i) else { break };
+        end -= 1;
         if r.detached {
             let _ = recv_companion(ch, s, t);
             continue;
         }
         if let Err(rc) = check_one(ch, &r, s, t) {
             result = result.and(Err(rc));
+        }
+        if r.kept {
+            release_kept();
         }
     }
     result
@@ -281,19 +482,9 @@ pub(super) fn settle_detached(ch: &mut Channel) {
 /// that they neither pile up nor stay unmatched at `MPI_Finalize` (where
 /// some transports warn about them). Best effort: one still in flight at
 /// the free stays behind.
-pub(super) fn drop_arrived(ch: &Channel) {
-    // SAFETY: read mpi-sys's copies of the wildcards.
-    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
-    loop {
-        let mut flag = 0;
-        // SAFETY: MPI_Status is plain data.
-        let mut st: MPI_Status = unsafe { std::mem::zeroed() };
-        // SAFETY: probes the checker's own duplicate.
-        let rc = unsafe { PMPI_Iprobe(any_source, any_tag, ch.dup, &mut flag, &mut st) };
-        if rc != 0 || flag == 0 {
-            return;
-        }
-        let _ = recv_companion(ch, st.MPI_SOURCE, st.MPI_TAG);
+pub(super) fn drop_arrived(ch: &mut Channel) {
+    while let Some((s, t)) = any_arrived(ch) {
+        let _ = recv_companion(ch, s, t);
     }
 }
 

@@ -68,6 +68,26 @@
 //! the dynamic-process ones, MPI 4's `…_from_group(s)`) have no channel:
 //! their messages are not checked, on both sides alike.
 //!
+//! # Batched (`MPIX_CHECK_VERIFY=batched`, issue 31)
+//!
+//! In the batched mode the companions do not travel one by one: a send
+//! appends its companion and tag to an outbox per (channel, destination),
+//! sent as one message (`batches`) when it holds 64, when a wait lasts
+//! (`crate::watchdog`'s idle hook, past 1 ms), when the receiver asks
+//! (a pull: a receive MPI failed needs its report before the MPI's error
+//! reaches the program), and at the channel's free (all members are in
+//! it: the entries each peer sent are exchanged and all taken in) and at
+//! `MPI_Finalize`. The receiver takes the batches that have come into an
+//! inbox per source with one persistent wildcard receive on the channel
+//! and pairs a completed receive with the first entry of its (source,
+//! tag) there, in the same order as above; a receive whose entry has not
+//! come stays queued, with the call site of the call that completed it
+//! (`crate::site::entering`), and is checked when its batch arrives. A
+//! derived receive type the program frees while a queued receive names it
+//! is freed after that receive's check (`matching::keep`). Everything else
+//! (wildcards, matched probes, freed and cancelled requests, the lost
+//! counts) works as in the immediate mode, on entries instead of messages.
+//!
 //! # Failed, cancelled and freed operations
 //!
 //! *A send call that returns an error* (the user's communicator returns
@@ -156,7 +176,9 @@
 //! # Modules
 //!
 //! Each imports only those after it (`check/tests/layers.rs` checks that
-//! there is no cycle): `lifecycle` (channels made and freed, `MPI_Finalize`),
+//! there is no cycle), but `batches` (the batched mode's outboxes and
+//! inboxes), which the others use and which checks at its idle hook:
+//! `lifecycle` (channels made and freed, `MPI_Finalize`),
 //! `lost` (the report at `MPI_Finalize`), `persistent` (what a start posts),
 //! `completion` (the Wait/Test family), `matching` (posted receives and
 //! their messages), `verdict` (a companion compared and reported),
@@ -164,6 +186,7 @@
 //! `lost` counts as the program runs), `channels` (a communicator's
 //! channel and its queue).
 
+mod batches;
 mod channels;
 mod companions;
 mod completion;
@@ -175,6 +198,7 @@ mod persistent;
 mod verdict;
 
 pub use crate::report::p2p_enabled as enabled;
+pub use batches::wanted as batched;
 pub use channels::channel_dup;
 pub(crate) use companions::proc_null;
 pub use companions::{attach_send, cancel_requested, sent, unsent};
@@ -182,7 +206,7 @@ pub use completion::{any, some, test, testall, wait, waitall};
 pub use counts::send_posted;
 pub use lifecycle::{finalize, setup};
 pub use matching::{
-    attach, matched, not_posted, received, receiving, receiving_matched, receiving_unreported,
-    truncated,
+    attach, keep, matched, not_posted, received, receiving, receiving_matched,
+    receiving_unreported, truncated,
 };
 pub use persistent::{persistent_made, request_freed, started, starting, Starting};

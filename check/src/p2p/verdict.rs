@@ -10,12 +10,18 @@ use crate::report::{self, Mode, Report};
 use crate::sys::*;
 use mpix_marshal::HashKind;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::Ordering;
 
 /// Receives the companion from (source, tag) on `ch`, counted as
 /// consumed. The sender posted it before its message (received or
 /// probed by now): this returns without waiting for the sender's program.
-pub(super) fn recv_companion(ch: &Channel, source: c_int, tag: c_int) -> Option<Companion> {
+/// In the batched mode it is taken from the inbox (None if its batch has
+/// not come: see `arrived`).
+pub(super) fn recv_companion(ch: &mut Channel, source: c_int, tag: c_int) -> Option<Companion> {
+    if let Some(b) = ch.batches.as_mut() {
+        let c = b.take(source, tag)?;
+        count_consumed(world_of(ch, source));
+        return Some(Companion::decode(&c));
+    }
     let mut buf = [0u8; LEN];
     // SAFETY: buf holds LEN bytes.
     let rc = unsafe {
@@ -36,9 +42,44 @@ pub(super) fn recv_companion(ch: &Channel, source: c_int, tag: c_int) -> Option<
     Some(Companion::decode(&buf))
 }
 
+/// Whether the companion of the next message from (source, tag) is here
+/// (immediate mode: has arrived on the channel; batched: its batch has,
+/// and any batch that has arrived is taken in first).
+pub(super) fn arrived(ch: &mut Channel, source: c_int, tag: c_int) -> bool {
+    let dup = ch.dup;
+    match ch.batches.as_mut() {
+        Some(b) => b.has(source, tag) || (b.poll(dup) && b.has(source, tag)),
+        None => probe(source, tag, dup),
+    }
+}
+
+/// The (source, tag) of a companion that has arrived, if any.
+pub(super) fn any_arrived(ch: &mut Channel) -> Option<(c_int, c_int)> {
+    let dup = ch.dup;
+    if let Some(b) = ch.batches.as_mut() {
+        b.poll(dup);
+        return b.first();
+    }
+    // SAFETY: read mpi-sys's copies of the wildcards.
+    let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
+    let mut flag = 0;
+    // SAFETY: MPI_Status is plain data.
+    let mut st: MPI_Status = unsafe { std::mem::zeroed() };
+    // SAFETY: probes the checker's own duplicate.
+    let rc = unsafe { PMPI_Iprobe(any_source, any_tag, dup, &mut flag, &mut st) };
+    (rc == 0 && flag != 0).then_some((st.MPI_SOURCE, st.MPI_TAG))
+}
+
+fn probe(source: c_int, tag: c_int, dup: MPI_Comm) -> bool {
+    let mut flag = 0;
+    // SAFETY: probes the checker's own duplicate.
+    let rc = unsafe { PMPI_Iprobe(source, tag, dup, &mut flag, RSMPI_STATUS_IGNORE) };
+    rc == 0 && flag != 0
+}
+
 /// Takes the companion of receive `r`'s message from (source, tag) and
 /// compares.
-pub(super) fn check_one(ch: &Channel, r: &Rec, source: c_int, tag: c_int) -> Result<(), c_int> {
+pub(super) fn check_one(ch: &mut Channel, r: &Rec, source: c_int, tag: c_int) -> Result<(), c_int> {
     let Some(c) = recv_companion(ch, source, tag) else {
         return Ok(());
     };
@@ -90,7 +131,7 @@ pub(super) fn compare(c: &Companion, r: &Rec) -> Compared {
         };
     }
     // A prefix: the receive's tree, unless its derived type was freed since.
-    if crate::sig::TYPES_FREED.load(Ordering::Acquire) != r.freed && !mpi::is_named(r.datatype) {
+    if !r.readable() {
         return Compared::Fine;
     }
     let Ok(count) = u128::try_from(r.count) else {
@@ -150,8 +191,7 @@ pub(super) fn report(
     why: &'static str,
 ) -> Result<(), c_int> {
     let (me, them) = names(ch, source);
-    let readable =
-        mpi::is_named(r.datatype) || crate::sig::TYPES_FREED.load(Ordering::Acquire) == r.freed;
+    let readable = r.readable();
     let el = |n: u64| if n == 1 { "element" } else { "elements" };
     let mut details = vec![match sender_type {
         Some(t) => format!(
@@ -186,11 +226,11 @@ pub(super) fn report(
     }
     // Where the receive's check ran (the sender's call site is not known
     // here: the companion does not carry it).
-    details.push(crate::site::site_line(
-        &me,
-        r.call,
-        &crate::site::call_site(),
-    ));
+    let site = match r.site {
+        (name, ra) if ra != 0 => crate::site::caller_site(name, ra),
+        _ => crate::site::call_site(),
+    };
+    details.push(crate::site::site_line(&me, r.call, &site));
     let rep = Report {
         call: r.call.to_string(),
         comm: if ch.inter {
