@@ -132,18 +132,30 @@ thread_local! {
 }
 
 /// Keeps the program's call this thread is in (`name`, and its return
-/// address by `caller`), for a check that runs later (the batched
-/// point-to-point checks: `entered`). Inlined into the entry function of
-/// `name`, so that the path to `caller` is fixed for each name.
+/// address by `caller`) until the guard drops, for a check that runs
+/// later (the batched point-to-point checks: `entered`). Inlined into the
+/// entry function of `name`, so that the path to `caller` is fixed for
+/// each name.
 #[inline(always)]
-pub fn entering(name: &'static str) {
+pub fn entering(name: &'static str) -> Entered {
     let ra = caller(key_of(name));
     AT.with(|a| a.set((name, ra)));
+    Entered
 }
 
-/// The call `entering` kept on this thread ("", 0: none).
+/// The call `entering` keeps on this thread while it runs ("", 0: none).
 pub fn entered() -> (&'static str, usize) {
     AT.with(|a| a.get())
+}
+
+/// While it lives, `entered` names its call.
+#[must_use]
+pub struct Entered;
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        AT.with(|a| a.set(("", 0)));
+    }
 }
 
 /// The keys of `entering`'s paths: one per name (by its address), after

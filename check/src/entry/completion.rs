@@ -29,14 +29,12 @@ pub(crate) unsafe fn request_free(request: *mut MPI_Request) -> c_int {
 /// Keeps the call's site for a receive it completes whose check runs
 /// later (the batched point-to-point checks).
 #[inline(always)]
-fn entering(name: &'static str) {
-    if p2p::batched() {
-        crate::site::entering(name);
-    }
+fn entering(name: &'static str) -> Option<crate::site::Entered> {
+    p2p::batched().then(|| crate::site::entering(name))
 }
 
 pub(crate) unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
-    entering("MPI_Wait");
+    let _site = entering("MPI_Wait");
     if check::any_pending() {
         // SAFETY: the user's request.
         if let Err(rc) = check::complete(unsafe { *request }, true) {
@@ -52,7 +50,7 @@ pub(crate) unsafe fn test(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    entering("MPI_Test");
+    let _site = entering("MPI_Test");
     if check::any_pending() {
         // SAFETY: the user's request.
         match check::complete(unsafe { *request }, false) {
@@ -74,7 +72,7 @@ pub(crate) unsafe fn waitall(
     requests: *mut MPI_Request,
     statuses: *mut MPI_Status,
 ) -> c_int {
-    entering("MPI_Waitall");
+    let _site = entering("MPI_Waitall");
     if check::any_pending() {
         for i in 0..count.max(0) as usize {
             // SAFETY: the user's array has count requests.
@@ -93,7 +91,7 @@ pub(crate) unsafe fn testall(
     flag: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> c_int {
-    entering("MPI_Testall");
+    let _site = entering("MPI_Testall");
     if check::any_pending() {
         let mut all = true;
         for i in 0..count.max(0) as usize {
@@ -119,7 +117,7 @@ pub(crate) unsafe fn waitany(
     index: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    entering("MPI_Waitany");
+    let _site = entering("MPI_Waitany");
     loop {
         let mut flag = 0;
         // SAFETY: the user's arguments (or a copy of its requests).
@@ -144,7 +142,7 @@ pub(crate) unsafe fn testany(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> c_int {
-    entering("MPI_Testany");
+    let _site = entering("MPI_Testany");
     // SAFETY: the user's arguments (or a copy of its requests).
     let any = |r| unsafe { p2p::any(count, r, index, Some(flag), status) };
     // SAFETY: MPI wrote index and flag.
@@ -162,7 +160,7 @@ pub(crate) unsafe fn waitsome(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> c_int {
-    entering("MPI_Waitsome");
+    let _site = entering("MPI_Waitsome");
     loop {
         // SAFETY: the user's arguments (or a copy of its requests).
         let some = |r| unsafe { p2p::some(incount, r, outcount, indices, statuses, true) };
@@ -191,7 +189,7 @@ pub(crate) unsafe fn testsome(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> c_int {
-    entering("MPI_Testsome");
+    let _site = entering("MPI_Testsome");
     // SAFETY: the user's arguments (or a copy of its requests).
     let some = |r| unsafe { p2p::some(incount, r, outcount, indices, statuses, true) };
     // SAFETY: MPI wrote outcount.

@@ -50,10 +50,8 @@ impl Msg {
 /// Keeps the call's site for a receive it completes whose check runs
 /// later (the batched point-to-point checks).
 #[inline(always)]
-fn entering(name: &'static str) {
-    if p2p::batched() {
-        crate::site::entering(name);
-    }
+fn entering(name: &'static str) -> Option<crate::site::Entered> {
+    p2p::batched().then(|| crate::site::entering(name))
 }
 
 /// A blocking send; polled through its nonblocking form `ipmpi` when
@@ -213,7 +211,7 @@ pub(crate) fn recv(
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
     ipmpi: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
-    entering(name);
+    let _site = entering(name);
     if !m.usable(name) {
         return pmpi(status);
     }
@@ -306,7 +304,7 @@ pub(crate) fn sendrecv(
     irecv: impl FnOnce(*mut MPI_Request) -> c_int,
     isend: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
-    entering(name);
+    let _site = entering(name);
     let polled = |st| {
         // SAFETY: the user's arguments; the status is the user's or ours.
         Some(unsafe { polled::pair(name, s.comm, s.peer, s.tag, r.peer, r.tag, st, irecv, isend) })
@@ -325,7 +323,7 @@ pub(crate) fn sendrecv_replace(
     status: *mut MPI_Status,
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
 ) -> c_int {
-    entering(name);
+    let _site = entering(name);
     let polled = |st| {
         let n = c_int::try_from(s.count).ok()?;
         // SAFETY: the user's arguments; the status is the user's or ours.
@@ -442,7 +440,7 @@ pub(crate) fn mrecv(
     pmpi: impl FnOnce(*mut MPI_Status) -> c_int,
     ipmpi: impl FnOnce(*mut MPI_Request) -> c_int,
 ) -> c_int {
-    entering(name);
+    let _site = entering(name);
     if !matched_usable(name, count, datatype) {
         return pmpi(status);
     }

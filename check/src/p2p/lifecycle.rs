@@ -89,8 +89,8 @@ pub(super) fn make_channel(comm: MPI_Comm) -> bool {
     let Some(kv) = keyval() else { return false };
     let (mut inter, mut rank, mut size) = (0, 0, 0);
     let mut dup = mpi::comm_null();
-    // SAFETY: queries of a valid communicator and its duplicate.
     let mut peers = 0;
+    // SAFETY: queries of a valid communicator and its duplicate.
     let ok = unsafe {
         PMPI_Comm_test_inter(comm, &mut inter) == 0
             && PMPI_Comm_rank(comm, &mut rank) == 0

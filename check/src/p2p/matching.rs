@@ -258,7 +258,7 @@ const POLL_EVERY: u64 = 16;
 /// In the batched mode, after receive `id` completed: whether a check may
 /// be due (else `drain` is skipped, which scans the whole queue). One is
 /// when a batch arrived (looked for at every `POLL_EVERY`-th completion,
-/// and at every wait that lasts: `super::batches::idle`), when this
+/// and at every wait that lasts: `idle`), when this
 /// receive's companion is here, or when a later receive has completed (it
 /// may have waited for this one to be matched).
 fn may_check(ch: &mut Channel, id: u64) -> bool {
@@ -366,6 +366,7 @@ fn release_kept() {
 /// receives that were waiting for their companions are checked.
 pub(super) fn check_late(ch: &mut Channel) {
     let _ = drain(ch);
+    release_kept();
 }
 
 /// How long a failed receive waits for its companion's batch.
