@@ -83,10 +83,9 @@ pub fn wanted() -> bool {
 }
 
 impl Batches {
-    /// The batches of a channel `dup` with `peers` peers; its receive
-    /// started. None when MPI refuses it.
-    pub(super) fn new(dup: MPI_Comm, peers: usize) -> Option<Batches> {
-        let mut b = Batches {
+    /// Empty batches for `peers` peers, no receive posted.
+    fn empty(peers: usize) -> Batches {
+        Batches {
             out: (0..peers).map(|_| Outbox::default()).collect(),
             dirty: vec![],
             inbox: (0..peers).map(|_| VecDeque::new()).collect(),
@@ -96,7 +95,13 @@ impl Batches {
             req: mpi::request_null(),
             buf: vec![0u8; BATCH * ENTRY].into_boxed_slice(),
             completions: 0,
-        };
+        }
+    }
+
+    /// The batches of a channel `dup` with `peers` peers; its receive
+    /// started. None when MPI refuses it.
+    pub(super) fn new(dup: MPI_Comm, peers: usize) -> Option<Batches> {
+        let mut b = Batches::empty(peers);
         // SAFETY: read mpi-sys's copies of the wildcards.
         let (any_source, any_tag) = unsafe { (RSMPI_ANY_SOURCE, RSMPI_ANY_TAG) };
         // SAFETY: the buffer is owned by `b` and outlives the request
@@ -153,6 +158,7 @@ impl Batches {
 
     /// Sends `dest`'s outbox, if it holds entries.
     fn flush(&mut self, dup: MPI_Comm, dest: usize) {
+        self.dirty.retain(|&x| x != dest);
         let Some(o) = self.out.get_mut(dest) else {
             return;
         };
@@ -164,18 +170,14 @@ impl Batches {
         let bytes = bytes.into_boxed_slice();
         o.keys.clear();
         o.users.clear();
-        self.dirty.retain(|&x| x != dest);
         self.sent_to[dest] += n;
         self.send(dup, dest as c_int, BATCH_TAG, bytes);
     }
 
     /// Sends every outbox holding entries.
     pub(super) fn flush_all(&mut self, dup: MPI_Comm) {
-        while let Some(&d) = self.dirty.last() {
+        for d in std::mem::take(&mut self.dirty) {
             self.flush(dup, d);
-            // `flush` takes `d` off the list; a destination out of range
-            // is taken off here.
-            self.dirty.retain(|&x| x != d);
         }
     }
 
@@ -460,24 +462,9 @@ pub(super) fn attach(key: u64, request: u64) {
 mod tests {
     use super::*;
 
-    /// Batches of `peers` peers without MPI (no receive posted).
-    fn batches(peers: usize) -> Batches {
-        Batches {
-            out: (0..peers).map(|_| Outbox::default()).collect(),
-            dirty: vec![],
-            inbox: (0..peers).map(|_| VecDeque::new()).collect(),
-            sending: vec![],
-            sent_to: vec![0; peers],
-            got_from: vec![0; peers],
-            req: mpi::request_null(),
-            buf: vec![0u8; BATCH * ENTRY].into_boxed_slice(),
-            completions: 0,
-        }
-    }
-
     #[test]
     fn keys_carry_their_destination() {
-        let mut b = batches(4);
+        let mut b = Batches::empty(4);
         let dup = mpi::comm_null();
         let k = b.append(dup, 2, 7, 5, &[1; LEN]);
         assert!(is_batched(k));
@@ -488,7 +475,7 @@ mod tests {
 
     #[test]
     fn an_entry_not_sent_is_taken_back_and_found_by_its_request() {
-        let mut b = batches(2);
+        let mut b = Batches::empty(2);
         let dup = mpi::comm_null();
         let k1 = b.append(dup, 1, 3, 1, &[1; LEN]);
         let k2 = b.append(dup, 1, 4, 1, &[2; LEN]);
@@ -507,7 +494,7 @@ mod tests {
 
     #[test]
     fn a_receive_takes_the_first_entry_of_its_tag() {
-        let mut b = batches(2);
+        let mut b = Batches::empty(2);
         b.inbox[1].extend([(5, [1; LEN]), (6, [2; LEN]), (5, [3; LEN])]);
         assert_eq!(b.first(), Some((1, 5)));
         assert!(b.has(1, 6) && !b.has(0, 6) && !b.has(1, 7));

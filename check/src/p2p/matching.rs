@@ -1,7 +1,7 @@
 //! The receiving side: posted receives in posting order, matched to
 //! their messages' companions as they complete or are probed.
 
-use super::channels::{channel, is_quiet, quietly, Channel, Rec};
+use super::channels::{channel, channels, is_quiet, lock, quietly, Channel, Rec};
 use super::companions::proc_null;
 use super::verdict::{any_arrived, check_one, recv_companion};
 use crate::mpi;
@@ -233,10 +233,7 @@ pub(super) fn idle() {
         return;
     }
     let _s = crate::threads::enter();
-    let chans: Vec<usize> = super::channels::channels()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
+    let chans: Vec<usize> = lock(channels()).clone();
     for c in chans {
         // SAFETY: a registered channel is alive until its delete callback
         // unregisters it; the point-to-point lock is held.
@@ -309,11 +306,7 @@ pub fn keep(t: MPI_Datatype) -> bool {
     }
     let key = mpi::bits(t);
     let mut named = false;
-    for &c in super::channels::channels()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-    {
+    for &c in lock(channels()).iter() {
         // SAFETY: a registered channel is alive until its delete callback
         // unregisters it; the point-to-point lock is held.
         let ch = unsafe { &mut *(c as *mut Channel) };
@@ -325,7 +318,7 @@ pub fn keep(t: MPI_Datatype) -> bool {
         }
     }
     if named {
-        let mut k = kept_types().lock().unwrap_or_else(|e| e.into_inner());
+        let mut k = lock(kept_types());
         k.push(key);
         KEPT.store(k.len(), Ordering::Release);
     }
@@ -337,10 +330,7 @@ fn release_kept() {
     if KEPT.load(Ordering::Acquire) == 0 {
         return;
     }
-    let chans: Vec<usize> = super::channels::channels()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
+    let chans: Vec<usize> = lock(channels()).clone();
     let named = |key: u64| {
         chans.iter().any(|&c| {
             // SAFETY: as in `keep`.
@@ -350,7 +340,7 @@ fn release_kept() {
                 .any(|r| r.kept && mpi::bits(r.datatype) == key)
         })
     };
-    let mut k = kept_types().lock().unwrap_or_else(|e| e.into_inner());
+    let mut k = lock(kept_types());
     k.retain(|&t| {
         if named(t) {
             return true;
