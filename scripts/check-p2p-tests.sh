@@ -73,6 +73,14 @@ EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #2 there: the type signatures do not match: the message from rank 0 with tag 1 (reported by rank $l of $n)
 mpix-check:     rank $l has MPI_FLOAT at element 0 of 1 x MPI_FLOAT
 EOF2
+    # A mismatch followed by 1000 correct messages: still receive #3 and
+    # its line (in the batched mode, found when its batch arrives).
+    scenario "${p}late" "$n" fail -- late <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #3 there: the type signatures do not match: the message from rank 0 with tag 2 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 1 x MPI_INT: 1 element
+mpix-check:   rank $l receives (count, datatype) = 1 x MPI_FLOAT: at most 1 element
+mpix-check:   rank $l called MPI_Recv from main at p2p_errors.c:271
+EOF2
     scenario "${p}irecv-wait" "$n" fail -- irecv_wait <<EOF2
 mpix-check: MPI_Irecv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 4 (reported by rank $l of $n)
 mpix-check:   rank 0 sends (count, datatype) = 2 x MPI_DOUBLE: 2 elements

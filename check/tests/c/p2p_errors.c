@@ -259,6 +259,17 @@ int main(int argc, char **argv) {
                    st.MPI_SOURCE, st.MPI_TAG);
             fflush(stdout);
         }
+    } else if (!strcmp(s, "late")) {
+        /* The third message differs (an int taken as a float: the same
+         * size, MPI sees nothing), then 1000 correct ones on three tags:
+         * the report must still name receive #3 and its line, at once
+         * (immediate) or when the batch holding its entry arrives
+         * (batched). */
+        for (int i = 0; i < 1003 && rc == MPI_SUCCESS; i++) {
+            if (rank == 0) MPI_Send(buf, 1, MPI_INT, last, i % 3, MPI_COMM_WORLD);
+            if (rank == last)
+                rc = MPI_Recv(buf, 1, i == 2 ? MPI_FLOAT : MPI_INT, 0, i % 3, MPI_COMM_WORLD, &st);
+        }
     } else {
         if (rank == 0) fprintf(stderr, "unknown scenario %s\n", s);
         MPI_Abort(MPI_COMM_WORLD, 2);
