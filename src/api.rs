@@ -357,6 +357,7 @@ fn own<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
 /// calling thread is inside one of the library's own operations, whose
 /// MPI calls (the type exchange's duplicates, messages and frees) are not
 /// the program's. The tool should pass such calls straight to MPI.
+#[inline]
 pub fn in_library_operation() -> bool {
     crate::mpi::own_calls::active()
 }
@@ -367,6 +368,7 @@ pub fn in_library_operation() -> bool {
 /// communicator by the type exchange's first call on it, a collective of
 /// the program's that the tool should check under this name. Its new
 /// communicator is the library's own.
+#[inline]
 pub fn library_collective_point() -> Option<&'static str> {
     crate::mpi::own_calls::exposed()
 }

@@ -147,7 +147,7 @@ impl Call {
             if let Some((count, datatype)) = part {
                 let name = name(send, j);
                 out.push(TypeArg {
-                    name,
+                    name: name.into(),
                     count,
                     datatype,
                 });

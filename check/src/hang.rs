@@ -38,11 +38,13 @@
 use crate::mpi::{self, bits, channel::Answer, comm_world, from_bits};
 use crate::report::{config, Mode, Report};
 use crate::sys::*;
+use crate::threads::Shared;
+use rustc_hash::FxHashMap;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Whether blocking calls wait visibly: a timeout is set, the checker is
@@ -137,16 +139,12 @@ pub fn marked() -> bool {
 
 // ---- the requests the checker saw made ----
 
-fn requests() -> &'static Mutex<HashMap<u64, (Item, bool)>> {
-    static R: OnceLock<Mutex<HashMap<u64, (Item, bool)>>> = OnceLock::new();
-    R.get_or_init(Default::default)
+fn requests() -> &'static Shared<FxHashMap<u64, (Item, bool)>> {
+    static R: OnceLock<Shared<FxHashMap<u64, (Item, bool)>>> = OnceLock::new();
+    R.get_or_init(|| Shared::new(FxHashMap::default()))
 }
 
 static REQUESTS: AtomicUsize = AtomicUsize::new(0);
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// A nonblocking (or, `persistent`, a persistent) point-to-point request
 /// was made: remembered while it is active, for the marks of the waits.
@@ -171,9 +169,10 @@ pub fn made(
         tag,
         req: key,
     };
-    let mut r = lock(requests());
-    r.insert(key, (item, persistent));
-    REQUESTS.store(r.len(), Ordering::Release);
+    requests().with(|r| {
+        r.insert(key, (item, persistent));
+        REQUESTS.store(r.len(), Ordering::Release);
+    });
 }
 
 /// The requests at `keys` (their handles before a completion call) that
@@ -183,14 +182,15 @@ pub(crate) fn forget_freed(keys: &[u64], requests: *const MPI_Request) {
         return;
     }
     let null = bits(mpi::request_null());
-    let mut r = lock(self::requests());
-    for (i, &k) in keys.iter().enumerate() {
-        // SAFETY: the user's array holds keys.len() requests.
-        if k != null && bits(unsafe { *requests.add(i) }) == null {
-            r.remove(&k);
+    self::requests().with(|r| {
+        for (i, &k) in keys.iter().enumerate() {
+            // SAFETY: the user's array holds keys.len() requests.
+            if k != null && bits(unsafe { *requests.add(i) }) == null {
+                r.remove(&k);
+            }
         }
-    }
-    REQUESTS.store(r.len(), Ordering::Release);
+        REQUESTS.store(r.len(), Ordering::Release);
+    });
 }
 
 /// `MPI_Request_free`: the request is forgotten.
@@ -198,9 +198,10 @@ pub fn freed(request: MPI_Request) {
     if REQUESTS.load(Ordering::Acquire) == 0 {
         return;
     }
-    let mut r = lock(requests());
-    r.remove(&bits(request));
-    REQUESTS.store(r.len(), Ordering::Release);
+    requests().with(|r| {
+        r.remove(&bits(request));
+        REQUESTS.store(r.len(), Ordering::Release);
+    });
 }
 
 pub(crate) fn keys_of(count: c_int, requests: *const MPI_Request) -> Vec<u64> {
@@ -490,7 +491,7 @@ pub fn describe() -> Option<Wait> {
                 if k == null || !active(k) {
                     continue;
                 }
-                let known = lock(requests()).get(&k).map(|e| e.0);
+                let known = requests().with(|r| r.get(&k).map(|e| e.0));
                 match known {
                     Some(it) => {
                         let d = describe_item(&it, &mut w);

@@ -106,7 +106,7 @@ pub(crate) fn access(
     }
     let place = Where::Object(Object::File(fh));
     let arg = TypeArg {
-        name: "datatype".to_string(),
+        name: "datatype".into(),
         count,
         datatype,
     };

@@ -70,8 +70,8 @@ impl Access {
 
     /// Its datatype arguments by name.
     fn type_args(&self) -> Vec<TypeArg> {
-        let arg = |name: &str, (count, datatype): (i64, MPI_Datatype)| TypeArg {
-            name: name.to_string(),
+        let arg = |name: &'static str, (count, datatype): (i64, MPI_Datatype)| TypeArg {
+            name: name.into(),
             count,
             datatype,
         };

@@ -20,7 +20,7 @@
 //! (`crate::hang`'s polled forms). At the other thread levels one thread
 //! calls MPI at a time and the lock is not taken.
 
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -77,9 +77,67 @@ pub fn release() {
     }
 }
 
+/// State the wrappers share on the message path, guarded by the one lock
+/// above rather than by a lock of its own: below `MPI_THREAD_MULTIPLE`
+/// one thread calls MPI at a time and nothing is taken (a `Mutex` costs
+/// two atomic read-modify-writes per use, several times per message).
+pub struct Shared<T> {
+    value: UnsafeCell<T>,
+    busy: AtomicBool,
+}
+
+// SAFETY: every access goes through `with`, which holds the lock at
+// MPI_THREAD_MULTIPLE; below it, the thread level the program asked for
+// lets one thread call MPI (and so the wrappers) at a time.
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    pub const fn new(value: T) -> Self {
+        Shared {
+            value: UnsafeCell::new(value),
+            busy: AtomicBool::new(false),
+        }
+    }
+
+    /// Runs `f` on the value, under the lock at `MPI_THREAD_MULTIPLE`.
+    /// A nested `with` on one value would be a bug of ours: it panics
+    /// (and the process ends) rather than aliasing the value.
+    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let _s = enter();
+        // Plain loads and stores (no read-modify-write): the lock or the
+        // thread level already orders the accesses.
+        assert!(
+            !self.busy.load(Ordering::Relaxed),
+            "mpix-check: shared state used while in use"
+        );
+        self.busy.store(true, Ordering::Relaxed);
+        struct Done<'a>(&'a AtomicBool);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Relaxed);
+            }
+        }
+        let _done = Done(&self.busy);
+        // SAFETY: the only access now: the lock (or the thread level)
+        // excludes other threads, `busy` excludes this thread's nesting.
+        f(unsafe { &mut *self.value.get() })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_values_are_used_one_at_a_time() {
+        static S: Shared<u32> = Shared::new(0);
+        S.with(|v| *v += 1);
+        assert_eq!(S.with(|v| *v), 1);
+        // A nested use of one value is refused, not aliased.
+        let nested = std::panic::catch_unwind(|| S.with(|_| S.with(|v| *v)));
+        assert!(nested.is_err());
+        assert_eq!(S.with(|v| *v), 1, "usable again after the refusal");
+    }
 
     #[test]
     fn nested_holds_and_an_early_release() {

@@ -20,7 +20,8 @@ use std::sync::Mutex;
 /// A datatype argument of a communication call: its parameter's name
 /// (`"recvtype"`, `"sendtypes[2]"`), count and handle.
 pub struct TypeArg {
-    pub name: String,
+    /// (Borrowed for the fixed names: no allocation on every call.)
+    pub name: std::borrow::Cow<'static, str>,
     pub count: i64,
     pub datatype: MPI_Datatype,
 }

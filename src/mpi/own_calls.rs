@@ -15,6 +15,20 @@
 //! collective of the program's, under the name the program used.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How many operations and collective points are running on all threads:
+/// while none is, [`active`] and [`exposed`] answer without reading the
+/// thread-local state (a tool asks on every call it wraps, and a
+/// thread-local read in a shared library is a function call).
+static INSIDE: AtomicUsize = AtomicUsize::new(0);
+
+#[inline]
+fn nobody_inside() -> bool {
+    // Relaxed: a thread's own entries are seen by itself in program order;
+    // others' only make this thread read its own state.
+    INSIDE.load(Ordering::Relaxed) == 0
+}
 
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
@@ -25,12 +39,20 @@ thread_local! {
 
 /// Whether this thread is inside one of the library's own operations, and
 /// not at one of its collective points.
+#[inline]
 pub fn active() -> bool {
+    if nobody_inside() {
+        return false;
+    }
     DEPTH.with(|d| d.get() > 0) && !EXPOSED.with(|e| e.get())
 }
 
 /// At a collective point: the operation the program called.
+#[inline]
 pub fn exposed() -> Option<&'static str> {
+    if nobody_inside() {
+        return None;
+    }
     if EXPOSED.with(|e| e.get()) {
         OPERATION.with(|o| o.get()).or(Some("a type exchange call"))
     } else {
@@ -57,8 +79,10 @@ pub fn collective_point<R>(f: impl FnOnce() -> R) -> R {
     impl Drop for Leave {
         fn drop(&mut self) {
             EXPOSED.with(|e| e.set(self.0));
+            INSIDE.fetch_sub(1, Ordering::Relaxed);
         }
     }
+    INSIDE.fetch_add(1, Ordering::Relaxed);
     let _leave = Leave(EXPOSED.with(|e| e.replace(true)));
     f()
 }
@@ -68,6 +92,7 @@ struct Enter(Option<&'static str>);
 
 impl Enter {
     fn new(name: Option<&'static str>) -> Enter {
+        INSIDE.fetch_add(1, Ordering::Relaxed);
         let outer = OPERATION.with(|o| o.get());
         if DEPTH.with(|d| d.replace(d.get() + 1)) == 0 {
             OPERATION.with(|o| o.set(name));
@@ -80,5 +105,6 @@ impl Drop for Enter {
     fn drop(&mut self) {
         DEPTH.with(|d| d.set(d.get() - 1));
         OPERATION.with(|o| o.set(self.0));
+        INSIDE.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -32,9 +32,9 @@ pub(crate) struct Msg {
 
 impl Msg {
     /// Its datatype argument, named `name` in the call.
-    fn type_arg(&self, name: &str) -> TypeArg {
+    fn type_arg(&self, name: &'static str) -> TypeArg {
         TypeArg {
-            name: name.to_string(),
+            name: name.into(),
             count: self.count,
             datatype: self.datatype,
         }

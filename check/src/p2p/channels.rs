@@ -66,6 +66,20 @@ pub struct Channel {
     pub(super) inter: bool,
     pub(super) posted: u64,
     pub(super) queue: VecDeque<Rec>,
+    /// At least the number of queued receives whose (source, tag) is
+    /// known (`got` set), never fewer: raised wherever `got` is set,
+    /// lowered as `drain` checks them and made exact when a `drain` pass
+    /// reaches the queue's end. `drain` stops once it has passed that
+    /// many (nothing past the last one is checkable), so the usual
+    /// completion, first in the queue, costs no scan of the rest.
+    pub(super) completed: usize,
+    /// The id of the latest-posted receive that completed so far (in the
+    /// batched mode, a completion out of posting order may let earlier
+    /// completed receives be checked: `matching::may_check`).
+    pub(super) latest_done: u64,
+    /// A receive was freed while active since `settle_detached` last
+    /// found none (a hint: false means no queued receive is detached).
+    pub(super) maybe_detached: bool,
     /// A receive with a wildcard was freed while active: which (source,
     /// tag) it took cannot be known, so the channel's receives are no
     /// longer checked.

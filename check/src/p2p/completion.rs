@@ -1,7 +1,7 @@
 //! Completion: the Wait/Test family's bookkeeping for point-to-point
 //! requests.
 
-use super::channels::{lock, quietly};
+use super::channels::quietly;
 use super::companions::{send_completed, CANCELLING};
 use super::counts::{send_done, PENDING_SENDS};
 use super::matching::{posted, received, truncated, POSTED};
@@ -26,18 +26,11 @@ pub(super) fn statuses_ignore(p: *const MPI_Status) -> bool {
 /// completed request's handle to another thread's new request before
 /// this thread looks its key up.
 pub(super) fn claim(requests: &[u64]) -> Vec<Option<(usize, u64)>> {
-    let _s = crate::threads::enter();
-    let mut p = lock(posted());
-    let out = requests
-        .iter()
-        .map(|&r| {
-            let i = p.iter().position(|(k, _, _)| *k == r)?;
-            let (_, ch, id) = p.swap_remove(i);
-            Some((ch, id))
-        })
-        .collect();
-    POSTED.store(p.len(), Ordering::Release);
-    out
+    posted().with(|p| {
+        let out = requests.iter().map(|r| p.remove(r)).collect();
+        POSTED.store(p.len(), Ordering::Release);
+        out
+    })
 }
 
 /// Puts back the claimed keys of the requests that did not complete
@@ -47,13 +40,14 @@ pub(super) fn unclaim(
     claimed: &[Option<(usize, u64)>],
     done: impl Fn(usize) -> bool,
 ) {
-    let mut p = lock(posted());
-    for (i, (&r, c)) in requests.iter().zip(claimed).enumerate() {
-        if let (Some((ch, id)), false) = (c, done(i)) {
-            p.push((r, *ch, *id));
+    posted().with(|p| {
+        for (i, (&r, c)) in requests.iter().zip(claimed).enumerate() {
+            if let (Some(key), false) = (c, done(i)) {
+                p.insert(r, *key);
+            }
         }
-    }
-    POSTED.store(p.len(), Ordering::Release);
+        POSTED.store(p.len(), Ordering::Release);
+    });
 }
 
 pub(super) fn tracking() -> bool {

@@ -2,12 +2,14 @@
 //! rank, the companions sent, orphaned and consumed; and the nonblocking
 //! sends still pending.
 
-use super::channels::{channel, lock, world_of};
+use super::channels::{channel, world_of};
 use crate::mpi;
 use crate::sys::*;
+use crate::threads::Shared;
+use rustc_hash::FxHashMap;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// Per world rank: companions sent to it, orphans (companions whose
 /// message was cancelled but not they), companions consumed from it.
@@ -110,7 +112,8 @@ pub fn world_ranks(comm: MPI_Comm, inter: bool) -> Vec<i32> {
 }
 
 pub(super) struct PendingSend {
-    pub(super) request: u64,
+    /// Its place in posting order (the report lists them so).
+    pub(super) seq: u64,
     pub(super) call: &'static str,
     pub(super) comm: MPI_Comm,
     /// The destination and its world rank.
@@ -131,9 +134,16 @@ unsafe impl Send for PendingSend {}
 /// when some are).
 pub static PENDING_SENDS: AtomicUsize = AtomicUsize::new(0);
 
-pub(super) fn pending() -> &'static Mutex<Vec<PendingSend>> {
-    static P: OnceLock<Mutex<Vec<PendingSend>>> = OnceLock::new();
-    P.get_or_init(Default::default)
+/// The nonblocking sends pending, by request, and the last `seq` given.
+#[derive(Default)]
+pub(super) struct Pending {
+    pub(super) sends: FxHashMap<u64, PendingSend>,
+    seq: u64,
+}
+
+pub(super) fn pending() -> &'static Shared<Pending> {
+    static P: OnceLock<Shared<Pending>> = OnceLock::new();
+    P.get_or_init(|| Shared::new(Pending::default()))
 }
 
 /// A nonblocking send (or a persistent send's start) on a checked
@@ -152,21 +162,24 @@ pub fn send_posted(
     };
     let world = world_of(ch, dest);
     let key = mpi::bits(request);
-    let mut p = lock(pending());
-    // A handle MPI gave again was completed unseen.
-    p.retain(|e| e.request != key);
-    p.push(PendingSend {
-        request: key,
-        call,
-        comm,
-        dest,
-        world,
-        tag,
-        count,
-        datatype,
-        freed: crate::sig::TYPES_FREED.load(Ordering::Acquire),
+    let freed = crate::sig::TYPES_FREED.load(Ordering::Acquire);
+    pending().with(|p| {
+        p.seq += 1;
+        let send = PendingSend {
+            seq: p.seq,
+            call,
+            comm,
+            dest,
+            world,
+            tag,
+            count,
+            datatype,
+            freed,
+        };
+        // (A handle MPI gave again was completed unseen: replaced.)
+        p.sends.insert(key, send);
+        PENDING_SENDS.store(p.sends.len(), Ordering::Release);
     });
-    PENDING_SENDS.store(p.len(), Ordering::Release);
 }
 
 /// The request `key` completed or was freed.
@@ -174,9 +187,9 @@ pub fn send_done(key: u64) {
     if PENDING_SENDS.load(Ordering::Acquire) == 0 {
         return;
     }
-    let mut p = lock(pending());
-    if let Some(i) = p.iter().position(|e| e.request == key) {
-        p.swap_remove(i);
-        PENDING_SENDS.store(p.len(), Ordering::Release);
-    }
+    pending().with(|p| {
+        if p.sends.remove(&key).is_some() {
+            PENDING_SENDS.store(p.sends.len(), Ordering::Release);
+        }
+    });
 }

@@ -120,6 +120,9 @@ pub(super) fn make_channel(comm: MPI_Comm) -> bool {
         inter: inter != 0,
         posted: 0,
         queue: VecDeque::new(),
+        completed: 0,
+        latest_done: 0,
+        maybe_detached: false,
         lost: false,
         world: world_ranks(comm, inter != 0),
         batches: batches::wanted()

@@ -547,7 +547,11 @@ pub fn at_finalize() {
 
 /// Reports this rank's nonblocking sends never completed; their number.
 fn report_pending_sends(me: c_int, size: usize) -> usize {
-    let sends: Vec<PendingSend> = std::mem::take(&mut *lock(pending()));
+    let mut sends: Vec<PendingSend> = pending()
+        .with(|p| std::mem::take(&mut p.sends))
+        .into_values()
+        .collect();
+    sends.sort_unstable_by_key(|s| s.seq);
     PENDING_SENDS.store(0, Ordering::Release);
     if sends.is_empty() {
         return 0;

@@ -6,16 +6,18 @@ use super::companions::proc_null;
 use super::verdict::{any_arrived, check_one, recv_companion};
 use crate::mpi;
 use crate::sys::*;
+use crate::threads::Shared;
+use rustc_hash::FxHashMap;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// A receive's key under its request, until it completes.
-pub(super) type Posted = Mutex<Vec<(u64, usize, u64)>>;
+pub(super) type Posted = Shared<FxHashMap<u64, (usize, u64)>>;
 
 pub(super) fn posted() -> &'static Posted {
     static P: OnceLock<Posted> = OnceLock::new();
-    P.get_or_init(Default::default)
+    P.get_or_init(|| Shared::new(FxHashMap::default()))
 }
 
 pub(super) static POSTED: AtomicUsize = AtomicUsize::new(0);
@@ -112,6 +114,7 @@ pub fn matched(comm: MPI_Comm, status: &MPI_Status, message: MPI_Message) {
     }
     let Some(ch) = channel(comm) else { return };
     ch.posted += 1;
+    ch.completed += 1;
     ch.queue.push_back(Rec {
         id: ch.posted,
         call: "MPI_Mrecv",
@@ -170,9 +173,11 @@ pub fn receiving_matched(
 pub fn attach(key: Option<(usize, u64)>, request: MPI_Request) {
     let _s = crate::threads::enter();
     if let Some((ch, id)) = key {
-        let mut p = posted().lock().unwrap_or_else(|e| e.into_inner());
-        p.push((mpi::bits(request), ch, id));
-        POSTED.store(p.len(), Ordering::Release);
+        posted().with(|p| {
+            // (A handle MPI gave again was completed unseen: replaced.)
+            p.insert(mpi::bits(request), (ch, id));
+            POSTED.store(p.len(), Ordering::Release);
+        });
     }
 }
 
@@ -195,11 +200,15 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
     if cancelled != 0 || status.MPI_SOURCE == proc_null() {
         ch.queue.retain(|r| r.id != id);
     } else if let Some(r) = ch.queue.iter_mut().find(|r| r.id == id) {
-        r.got = Some(if r.own_pattern {
+        if r.got.is_none() {
+            ch.completed += 1;
+        }
+        let got = if r.own_pattern {
             (r.source, r.tag)
         } else {
             (status.MPI_SOURCE, status.MPI_TAG)
-        });
+        };
+        r.got = Some(got);
         r.ready = true;
         if batched {
             r.site = crate::site::entered();
@@ -212,7 +221,9 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
                 pulled(ch, id, source);
                 return Ok(());
             }
-            if !may_check(ch, id) {
+            let later_done = ch.latest_done > id;
+            ch.latest_done = ch.latest_done.max(id);
+            if !may_check(ch, got, later_done) {
                 return Ok(());
             }
         }
@@ -252,13 +263,14 @@ pub(super) fn idle() {
 /// In the batched mode, a receive polls for batches this often.
 const POLL_EVERY: u64 = 16;
 
-/// In the batched mode, after receive `id` completed: whether a check may
-/// be due (else `drain` is skipped, which scans the whole queue). One is
-/// when a batch arrived (looked for at every `POLL_EVERY`-th completion,
-/// and at every wait that lasts: `idle`), when this
-/// receive's companion is here, or when a later receive has completed (it
-/// may have waited for this one to be matched).
-fn may_check(ch: &mut Channel, id: u64) -> bool {
+/// In the batched mode, after a receive completed with a message of
+/// (source, tag) `got`: whether a check may be due (else `drain` is
+/// skipped). One is when a batch arrived (looked for at every
+/// `POLL_EVERY`-th completion, and at every wait that lasts: `idle`),
+/// when this receive's companion is here, or when a later-posted receive
+/// completed before it (`later_done`: it may have waited for this one to
+/// be matched).
+fn may_check(ch: &mut Channel, got: (c_int, c_int), later_done: bool) -> bool {
     let dup = ch.dup;
     let Some(b) = ch.batches.as_mut() else {
         return true;
@@ -267,13 +279,7 @@ fn may_check(ch: &mut Channel, id: u64) -> bool {
     if b.completions % POLL_EVERY == 0 && b.poll(dup) {
         return true;
     }
-    let Some(i) = ch.queue.iter().rposition(|r| r.id == id) else {
-        return true;
-    };
-    let Some((s, t)) = ch.queue[i].got else {
-        return true;
-    };
-    b.has(s, t) || ch.queue.iter().skip(i + 1).any(|r| r.got.is_some())
+    b.has(got.0, got.1) || later_done
 }
 
 /// A receive failed with a truncation (MPI_ERR_TRUNCATE): MPI matched
@@ -401,19 +407,18 @@ pub(super) fn drain(ch: &mut Channel) -> Result<(), c_int> {
     // of those completed (each once), and the pending ones' patterns.
     let mut got_before: Vec<(c_int, c_int)> = vec![];
     let mut pending_before: Vec<usize> = vec![];
-    // Past the last completed receive nothing is checkable.
-    let mut end = ch
-        .queue
-        .iter()
-        .rposition(|r| r.got.is_some())
-        .map_or(0, |p| p + 1);
+    // Past the last completed receive nothing is checkable: the pass
+    // ends when it has met `ch.completed` of them (or the queue's end).
+    let mut left = ch.completed;
+    let mut kept = 0;
     let mut i = 0;
-    while i < end {
+    while i < ch.queue.len() && left > 0 {
         let Some((s, t)) = ch.queue[i].got else {
             pending_before.push(i);
             i += 1;
             continue;
         };
+        left -= 1;
         let blocked = !ch.queue[i].ready
             || got_before.contains(&(s, t))
             || pending_before.iter().any(|&j| matches(&ch.queue[j], s, t));
@@ -422,11 +427,12 @@ pub(super) fn drain(ch: &mut Channel) -> Result<(), c_int> {
             if !got_before.contains(&(s, t)) {
                 got_before.push((s, t));
             }
+            kept += 1;
             i += 1;
             continue;
         }
         let Some(r) = ch.queue.remove(i) else { break };
-        end -= 1;
+        ch.completed = ch.completed.saturating_sub(1);
         if r.detached {
             let _ = recv_companion(ch, s, t);
             continue;
@@ -438,6 +444,10 @@ pub(super) fn drain(ch: &mut Channel) -> Result<(), c_int> {
             release_kept();
         }
     }
+    if i >= ch.queue.len() {
+        // The whole queue was seen: the count is exact again.
+        ch.completed = kept;
+    }
     result
 }
 
@@ -448,8 +458,12 @@ pub(super) fn drain(ch: &mut Channel) -> Result<(), c_int> {
 /// the order is then known: (source, tag).
 pub(super) fn settle_detached(ch: &mut Channel) {
     // The common case, no freed receive: nothing to settle (and no
-    // allocation on each completion).
+    // scan or allocation on each completion).
+    if !ch.maybe_detached {
+        return;
+    }
     if !ch.queue.iter().any(|r| r.detached) {
+        ch.maybe_detached = false;
         return;
     }
     let done: Vec<(usize, (c_int, c_int))> = ch
@@ -463,6 +477,7 @@ pub(super) fn settle_detached(ch: &mut Channel) {
         for e in ch.queue.iter_mut().take(i) {
             if e.detached && e.got.is_none() && e.source == s && e.tag == t {
                 e.got = Some((s, t));
+                ch.completed += 1;
             }
         }
     }
@@ -498,4 +513,5 @@ pub(super) fn receive_freed(key: (usize, u64)) {
         return;
     }
     r.detached = true;
+    ch.maybe_detached = true;
 }
