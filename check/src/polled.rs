@@ -299,7 +299,8 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
         // SAFETY: the user's arguments.
         return unsafe { PMPI_Wait(request, status) };
     }
-    let keys = keys_of(1, request);
+    // SAFETY: the user's request.
+    let keys = [bits(unsafe { *request })];
     let mut seen = None;
     {
         let _m = mark(Mark::Requests {
@@ -323,7 +324,8 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
 /// # Safety
 /// The user's arguments of MPI_Test.
 pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
-    let keys = keys_of(1, request);
+    // SAFETY: the user's request.
+    let keys = [bits(unsafe { *request })];
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Test(request, flag, status) };
     forget_freed(&keys, request);

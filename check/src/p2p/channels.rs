@@ -5,9 +5,10 @@
 use crate::mpi;
 use crate::report::p2p_enabled as enabled;
 use crate::sys::*;
+use crate::threads::Shared;
 use std::collections::VecDeque;
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// One posted receive, in posting order.
@@ -129,6 +130,9 @@ pub(super) fn channel(comm: MPI_Comm) -> Option<&'static mut Channel> {
     if kv == i32::MIN || mpi::bits(comm) == mpi::bits(mpi::comm_null()) {
         return None;
     }
+    if let Some(ch) = found(comm) {
+        return Some(ch);
+    }
     let mut value: *mut c_void = std::ptr::null_mut();
     let mut flag: c_int = 0;
     // SAFETY: reads our attribute.
@@ -143,9 +147,35 @@ pub(super) fn channel(comm: MPI_Comm) -> Option<&'static mut Channel> {
     if rc != 0 || flag == 0 || value.is_null() {
         return None;
     }
+    FOUND.with(|f| {
+        *f = (
+            mpi::bits(comm),
+            FREES.load(Ordering::Acquire),
+            value as usize,
+        )
+    });
     // SAFETY: a leaked Box<Channel>, alive until the delete callback; one
     // thread uses a communicator's channel at a time.
     Some(unsafe { &mut *(value as *mut Channel) })
+}
+
+/// The latest channel `channel` found: (communicator, `FREES` then, its
+/// address). Most calls name the communicator the one before named, and
+/// the attribute look-up is the dearer part of a small message's checks.
+static FOUND: Shared<(u64, u64, usize)> = Shared::new((0, 0, 0));
+
+/// How many channels were freed: a free makes `FOUND` stale (MPI may give
+/// the freed communicator's handle to a new one).
+pub(super) static FREES: AtomicU64 = AtomicU64::new(0);
+
+/// The channel `FOUND` holds for `comm`, if still valid.
+fn found(comm: MPI_Comm) -> Option<&'static mut Channel> {
+    let (c, frees, at) = FOUND.with(|f| *f);
+    if at == 0 || c != mpi::bits(comm) || frees != FREES.load(Ordering::Acquire) {
+        return None;
+    }
+    // SAFETY: as in `channel`: no channel was freed since it was found.
+    Some(unsafe { &mut *(at as *mut Channel) })
 }
 
 /// Every channel sends the batched companions it keeps (at

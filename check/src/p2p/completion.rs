@@ -33,6 +33,15 @@ pub(super) fn claim(requests: &[u64]) -> Vec<Option<(usize, u64)>> {
     })
 }
 
+/// `claim` of one request (no allocation: `MPI_Wait`, `MPI_Test`).
+pub(super) fn claim_one(request: u64) -> Option<(usize, u64)> {
+    posted().with(|p| {
+        let out = p.remove(&request);
+        POSTED.store(p.len(), Ordering::Release);
+        out
+    })
+}
+
 /// Puts back the claimed keys of the requests that did not complete
 /// (`done[i]` false).
 pub(super) fn unclaim(
@@ -110,13 +119,14 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
     }
     // SAFETY: the user's request.
     let key = mpi::bits(unsafe { *request });
-    let mut own = zeroed_statuses(1);
+    // SAFETY: all-zero bytes are a valid MPI_Status (plain integers).
+    let mut own: MPI_Status = unsafe { std::mem::zeroed() };
     let st = if status_ignore(status) {
-        own.as_mut_ptr()
+        &mut own
     } else {
         status
     };
-    let claimed = claim(&[key]);
+    let claimed = [claim_one(key)];
     // SAFETY: the user's request; st is the user's status or ours.
     let out = mpi::errhandler::deferred(|| unsafe { crate::polled::wait(request, st) });
     if out.err != 0 {
@@ -157,13 +167,14 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
     }
     // SAFETY: the user's request.
     let key = mpi::bits(unsafe { *request });
-    let mut own = zeroed_statuses(1);
+    // SAFETY: all-zero bytes are a valid MPI_Status (plain integers).
+    let mut own: MPI_Status = unsafe { std::mem::zeroed() };
     let st = if status_ignore(status) {
-        own.as_mut_ptr()
+        &mut own
     } else {
         status
     };
-    let claimed = claim(&[key]);
+    let claimed = [claim_one(key)];
     // SAFETY: as for wait.
     let out = mpi::errhandler::deferred(|| unsafe { crate::polled::test(request, flag, st) });
     if out.err != 0 {
@@ -317,9 +328,10 @@ pub unsafe fn any(
     }
     let keys = keys(count, requests);
     let claimed = claim(&keys);
-    let mut own = zeroed_statuses(1);
+    // SAFETY: all-zero bytes are a valid MPI_Status (plain integers).
+    let mut own: MPI_Status = unsafe { std::mem::zeroed() };
     let st = if status_ignore(status) {
-        own.as_mut_ptr()
+        &mut own
     } else {
         status
     };

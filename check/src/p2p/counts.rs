@@ -27,11 +27,14 @@ pub(super) static COUNTS: OnceLock<Counts> = OnceLock::new();
 
 pub(super) fn add(v: &[AtomicU64], peer: i32, d: i64) {
     if let Some(c) = usize::try_from(peer).ok().and_then(|p| v.get(p)) {
-        if d >= 0 {
-            c.fetch_add(d as u64, Ordering::Relaxed);
-        } else {
-            c.fetch_sub((-d) as u64, Ordering::Relaxed);
-        }
+        // A load and a store, not a read-modify-write (which costs more on
+        // every message): the wrappers' lock (`crate::threads`) or the
+        // thread level already makes one thread count at a time.
+        let _s = crate::threads::enter();
+        c.store(
+            c.load(Ordering::Relaxed).wrapping_add(d as u64),
+            Ordering::Relaxed,
+        );
     }
 }
 

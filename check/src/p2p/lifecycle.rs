@@ -2,7 +2,7 @@
 //! (or at MPI_Finalize), and the pending counts a long run reads.
 
 use super::batches;
-use super::channels::{channel, channels, lock, Channel, KEYVAL};
+use super::channels::{channel, channels, lock, Channel, FREES, KEYVAL};
 use super::companions::{in_flight, reap};
 use super::counts::world_ranks;
 use super::lost;
@@ -21,6 +21,7 @@ extern "C" fn delete_channel(value: *mut c_void) {
     if value.is_null() {
         return;
     }
+    FREES.fetch_add(1, Ordering::AcqRel);
     lock(channels()).retain(|&c| c != value as usize);
     // SAFETY: every value of the keyval is a Box<Channel> leaked by
     // `setup`; MPI calls this once per value.
