@@ -33,6 +33,7 @@ pub fn provided(level: c_int, multiple_level: c_int) {
 }
 
 /// Whether the program runs at `MPI_THREAD_MULTIPLE`.
+#[inline]
 pub fn multiple() -> bool {
     MULTIPLE.load(Ordering::Relaxed)
 }
@@ -51,6 +52,7 @@ pub struct Serial(bool);
 
 /// Takes the lock (at `MPI_THREAD_MULTIPLE`, unless this thread holds it
 /// already: then the outer hold covers this one).
+#[inline]
 pub fn enter() -> Serial {
     if !multiple() || HELD.with(|h| h.borrow().is_some()) {
         return Serial(false);
@@ -61,6 +63,7 @@ pub fn enter() -> Serial {
 }
 
 impl Drop for Serial {
+    #[inline]
     fn drop(&mut self) {
         if self.0 {
             release();
@@ -70,6 +73,7 @@ impl Drop for Serial {
 
 /// Lets the lock go before a wait: the operation is posted. A later
 /// `enter` on this thread takes it again.
+#[inline]
 pub fn release() {
     if multiple() {
         let g = HELD.with(|h| h.borrow_mut().take());
@@ -102,6 +106,7 @@ impl<T> Shared<T> {
     /// Runs `f` on the value, under the lock at `MPI_THREAD_MULTIPLE`.
     /// A nested `with` on one value would be a bug of ours: it panics
     /// (and the process ends) rather than aliasing the value.
+    #[inline]
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         let _s = enter();
         // Plain loads and stores (no read-modify-write): the lock or the
