@@ -31,6 +31,9 @@
 # it and MPIX_CHECK_TYPES=0, and with it: ns per call, best of the rounds,
 # and checked - notypes, the datatype checks' own cost per call (goal:
 # no more than a cached hash look-up, tens of ns).
+# Last, check/tests/c/p2p_self.c (-n 1, messages to itself) without the
+# checker, with MPIX_CHECK_P2P=0 and in both modes: the checker's own work
+# per message, ns (issue 31), without the noise of a peer.
 # Usage: scripts/check-p2p-bench.sh TARGET_DIR
 #   MPICC, MPIEXEC, MPIEXEC_ARGS select the MPI (as for the other scripts).
 set -euo pipefail
@@ -45,6 +48,7 @@ out="$target/check-p2p-bench"
 mkdir -p "$out"
 "$MPICC" -O2 -std=c99 -Wall -Wextra -Werror -o "$out/p2p_overhead" check/tests/c/p2p_overhead.c
 "$MPICC" -O2 -std=c99 -Wall -Wextra -Werror -o "$out/type_overhead" check/tests/c/type_overhead.c
+"$MPICC" -O2 -std=c99 -Wall -Wextra -Werror -o "$out/p2p_self" check/tests/c/p2p_self.c
 [ -n "${CHECK_P2P_BENCH_KEEP:-}" ] || rm -f "$out"/*.txt
 stamp=$(date +%s)
 for round in $(seq "${CHECK_P2P_BENCH_ROUNDS:-2}"); do
@@ -106,3 +110,29 @@ awk '
                 ns[k, "notypes"], ns[k, "checked"], ns[k, "checked"] - ns[k, "notypes"]
         }
     }' "$out/calls-$stamp.log"
+# The checker's own work per message (check/tests/c/p2p_self.c: one
+# process sends to itself, no peer to wait for): ns per message without
+# the checker, with MPIX_CHECK_P2P=0 (the wrappers, the hang watch and the
+# datatype checks), and with the point-to-point checks in both modes.
+for round in $(seq "${CHECK_P2P_BENCH_ROUNDS:-2}"); do
+    "$MPIEXEC" "${mpiexec_args[@]}" -n 1 "$out/p2p_self" plain
+    "$MPIEXEC" "${mpiexec_args[@]}" -n 1 env LD_PRELOAD="$lib" MPIX_CHECK_P2P=0 "$out/p2p_self" off
+    "$MPIEXEC" "${mpiexec_args[@]}" -n 1 env LD_PRELOAD="$lib" "$out/p2p_self" immediate
+    "$MPIEXEC" "${mpiexec_args[@]}" -n 1 env LD_PRELOAD="$lib" MPIX_CHECK_VERIFY=batched "$out/p2p_self" batched
+done >"$out/self-$stamp.log"
+awk '
+    $1 == "self" {
+        k = $3 " " $4
+        if (!(k in seen)) { seen[k] = 1; order[n++] = k }
+        if (!((k, $2) in ns) || $5 < ns[k, $2]) ns[k, $2] = $5
+    }
+    END {
+        printf "\n%-7s %-7s %9s %9s %12s %10s %14s\n", "window", "type", "plain ns", "p2p off", "immediate", "batched",
+            "batched-plain"
+        for (i = 0; i < n; i++) {
+            k = order[i]; split(k, f, " ")
+            printf "%-7s %-7s %9.1f %9.1f %12.1f %10.1f %14.1f\n", f[1], f[2], ns[k, "plain"], ns[k, "off"],
+                ns[k, "immediate"], ns[k, "batched"], ns[k, "batched"] - ns[k, "plain"]
+        }
+        print "(ns per message, both ends in one process; batched-plain: the checker'"'"'s work per message)"
+    }' "$out/self-$stamp.log"
