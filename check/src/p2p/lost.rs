@@ -263,7 +263,7 @@ fn settle(ch: &mut Channel) {
     // In the batched mode those whose batch has come are checked.
     let batched = ch.batches.is_some();
     if batched {
-        let _ = super::matching::drain(ch);
+        let _ = super::matching::poll_and_drain(ch);
     }
     let done: Vec<(u64, (c_int, c_int))> = ch
         .queue

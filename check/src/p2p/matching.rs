@@ -217,7 +217,7 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
             // asked for.
             if is_quiet() {
                 let source = status.MPI_SOURCE;
-                let _ = drain(ch);
+                let _ = poll_and_drain(ch);
                 pulled(ch, id, source);
                 return Ok(());
             }
@@ -361,7 +361,7 @@ fn release_kept() {
 /// In the batched mode, at the channel's free (its batches all in): the
 /// receives that were waiting for their companions are checked.
 pub(super) fn check_late(ch: &mut Channel) {
-    let _ = drain(ch);
+    let _ = poll_and_drain(ch);
     release_kept();
 }
 
@@ -382,7 +382,7 @@ fn pulled(ch: &mut Channel, id: u64, source: c_int) {
     }
     let deadline = std::time::Instant::now() + PULL_WAIT;
     while waiting(ch) && std::time::Instant::now() < deadline {
-        let _ = drain(ch);
+        let _ = poll_and_drain(ch);
         std::thread::yield_now();
     }
 }
@@ -393,14 +393,19 @@ pub(super) fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {
     (r.source == any_source || r.source == source) && (r.tag == any_tag || r.tag == tag)
 }
 
-/// Checks every completed receive whose companion is next in its
-/// (source, tag) order, in posting order (in the batched mode, whose
-/// companion's batch has come: the batches arrived are taken first).
-pub(super) fn drain(ch: &mut Channel) -> Result<(), c_int> {
+/// `drain`, the batches arrived taken first (batched mode).
+pub(super) fn poll_and_drain(ch: &mut Channel) -> Result<(), c_int> {
     let dup = ch.dup;
     if let Some(b) = ch.batches.as_mut() {
         b.poll(dup);
     }
+    drain(ch)
+}
+
+/// Checks every completed receive whose companion is next in its
+/// (source, tag) order, in posting order (in the batched mode, whose
+/// companion's batch has come: taken in already, see `poll_and_drain`).
+fn drain(ch: &mut Channel) -> Result<(), c_int> {
     settle_detached(ch);
     let mut result = Ok(());
     // What the receives kept so far (before `i`) block: the (source, tag)
