@@ -3,12 +3,12 @@
 //! the checker keeps state for, the matched probes and persistent starts.
 //! The completion calls are in `completion`.
 
-use super::p2p_shape::status_or;
 use super::shape::{base, c_bytes, checked, on_object, string_hash};
 use crate::check::Call;
 use crate::datatypes;
 use crate::mpi;
 use crate::p2p;
+use crate::p2p::status_or;
 use crate::record::{hash_words, Coll};
 use crate::site::Frames;
 use crate::sys::*;

@@ -12,7 +12,7 @@ use crate::datatypes;
 use crate::hang::{self, Kind};
 use crate::mpi::errhandler;
 use crate::p2p::{
-    self, attach, attach_send, not_posted, received, receiving, sent, truncated, unsent,
+    self, attach, attach_send, not_posted, received, receiving, sent, status_or, truncated, unsent,
 };
 use crate::polled;
 use crate::sys::*;
@@ -123,16 +123,6 @@ pub(crate) fn send_request(
 /// code the user's error handler got) when its type's entries overlap.
 fn buffer_checked(name: &'static str, m: &Msg) -> Result<(), c_int> {
     datatypes::receive_buffer(name, m.comm, m.count, m.datatype)
-}
-
-/// The user's status, or ours where the user ignores it.
-pub(crate) fn status_or(status: *mut MPI_Status, own: &mut MPI_Status) -> *mut MPI_Status {
-    // SAFETY: reads our bindings' copy of MPI_STATUS_IGNORE.
-    if status == unsafe { RSMPI_STATUS_IGNORE } {
-        own
-    } else {
-        status
-    }
 }
 
 /// The status of a receive from `MPI_PROC_NULL` (MPI 4.1, 3.11): MPI

@@ -15,6 +15,15 @@ pub(super) fn status_ignore(p: *const MPI_Status) -> bool {
     std::ptr::eq(p, unsafe { RSMPI_STATUS_IGNORE })
 }
 
+/// The user's status, or ours where the user ignores it.
+pub fn status_or(status: *mut MPI_Status, own: &mut MPI_Status) -> *mut MPI_Status {
+    if status_ignore(status) {
+        own
+    } else {
+        status
+    }
+}
+
 pub(super) fn statuses_ignore(p: *const MPI_Status) -> bool {
     // SAFETY: reads mpi-sys's copy of MPI_STATUSES_IGNORE.
     std::ptr::eq(p, unsafe { RSMPI_STATUSES_IGNORE })
@@ -26,11 +35,7 @@ pub(super) fn statuses_ignore(p: *const MPI_Status) -> bool {
 /// completed request's handle to another thread's new request before
 /// this thread looks its key up.
 pub(super) fn claim(requests: &[u64]) -> Vec<Option<(usize, u64)>> {
-    posted().with(|p| {
-        let out = requests.iter().map(|r| p.remove(r)).collect();
-        POSTED.store(p.len(), Ordering::Release);
-        out
-    })
+    requests.iter().map(|&r| claim_one(r)).collect()
 }
 
 /// `claim` of one request (no allocation: `MPI_Wait`, `MPI_Test`).
@@ -121,11 +126,7 @@ pub unsafe fn wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int 
     let key = mpi::bits(unsafe { *request });
     // SAFETY: all-zero bytes are a valid MPI_Status (plain integers).
     let mut own: MPI_Status = unsafe { std::mem::zeroed() };
-    let st = if status_ignore(status) {
-        &mut own
-    } else {
-        status
-    };
+    let st = status_or(status, &mut own);
     let claimed = [claim_one(key)];
     // SAFETY: the user's request; st is the user's status or ours.
     let out = mpi::errhandler::deferred(|| unsafe { crate::polled::wait(request, st) });
@@ -169,11 +170,7 @@ pub unsafe fn test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI
     let key = mpi::bits(unsafe { *request });
     // SAFETY: all-zero bytes are a valid MPI_Status (plain integers).
     let mut own: MPI_Status = unsafe { std::mem::zeroed() };
-    let st = if status_ignore(status) {
-        &mut own
-    } else {
-        status
-    };
+    let st = status_or(status, &mut own);
     let claimed = [claim_one(key)];
     // SAFETY: as for wait.
     let out = mpi::errhandler::deferred(|| unsafe { crate::polled::test(request, flag, st) });
@@ -330,11 +327,7 @@ pub unsafe fn any(
     let claimed = claim(&keys);
     // SAFETY: all-zero bytes are a valid MPI_Status (plain integers).
     let mut own: MPI_Status = unsafe { std::mem::zeroed() };
-    let st = if status_ignore(status) {
-        &mut own
-    } else {
-        status
-    };
+    let st = status_or(status, &mut own);
     let out = mpi::errhandler::deferred(|| call(st));
     let rc = out.rc;
     // SAFETY: MPI wrote index (and flag).

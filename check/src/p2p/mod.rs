@@ -202,7 +202,7 @@ pub use batches::wanted as batched;
 pub use channels::channel_dup;
 pub(crate) use companions::proc_null;
 pub use companions::{attach_send, cancel_requested, sent, unsent};
-pub use completion::{any, some, test, testall, wait, waitall};
+pub use completion::{any, some, status_or, test, testall, wait, waitall};
 pub use counts::send_posted;
 pub use lifecycle::{finalize, setup};
 pub use matching::{
