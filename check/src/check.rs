@@ -703,7 +703,7 @@ fn report_signature(
             if r != me && !sent.contains(&r) {
                 sent.push(r);
                 if let Some((c, ty)) = side_of(call, me, reference.1) {
-                    mpi::send_bytes(st.dup, r, t, pack_type(c, ty));
+                    let _ = mpi::send_bytes(st.dup, r, t, pack_type(c, ty));
                 }
             }
         }
@@ -1100,7 +1100,7 @@ fn pairwise(call: &Call, st: &State) -> Result<(), c_int> {
     for (j, &i) in all.iter().enumerate() {
         if i == me as u64 && j != me {
             if let (Some((c, ty)), _) = pair_at(call, st, j) {
-                mpi::send_bytes(st.dup, j, t, pack_type(c, ty));
+                let _ = mpi::send_bytes(st.dup, j, t, pack_type(c, ty));
             }
         }
     }

@@ -482,7 +482,6 @@ pub fn finalize() {
         return;
     }
     barrier(st.dup, Mark::Finalize);
-    mpi::channel::discard();
 }
 
 /// Waits visibly until every member of `comm` is in the program's

@@ -10,9 +10,18 @@ use crate::sys::*;
 use crate::wire::{put_str, Reader, Wait};
 use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 static CHANNEL: AtomicU64 = AtomicU64::new(0);
 static OPEN: AtomicBool = AtomicBool::new(false);
+/// The messages this rank posted to each world rank, and those it took:
+/// at MPI_Finalize each rank takes in every message sent to it.
+static SENT_TO: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+static TAKEN: AtomicU64 = AtomicU64::new(0);
+/// How long `close` waits for messages posted to this rank (they are on
+/// their way: only a send MPI failed could keep one away).
+const WAIT: Duration = Duration::from_secs(10);
 
 /// The channel is the world state's private duplicate (set at MPI_Init).
 pub fn open(dup: MPI_Comm) {
@@ -20,9 +29,48 @@ pub fn open(dup: MPI_Comm) {
     OPEN.store(true, Ordering::Release);
 }
 
-/// Closed before MPI_Finalize frees the duplicate.
+/// Closes the channel at MPI_Finalize, once every rank is past the
+/// checks' last wait, before the duplicate is freed: nothing more is
+/// posted, and what was posted here is taken in. A late answer (from a
+/// rank that was computing when asked) can still be on its way then, and
+/// MPICH 5 refuses to free a communicator holding unmatched messages (the
+/// job ended with "being freed has 2 unmatched message(s)"). Each rank
+/// learns from an all-to-all of counts how many were posted to it.
 pub fn close() {
-    OPEN.store(false, Ordering::Release);
+    if !OPEN.swap(false, Ordering::AcqRel) {
+        return;
+    }
+    let comm: MPI_Comm = from_bits(CHANNEL.load(Ordering::Acquire));
+    let mut n: c_int = 0;
+    // SAFETY: a local query of the checker's duplicate.
+    if ok(unsafe { PMPI_Comm_size(comm, &mut n) }).is_err() {
+        return;
+    }
+    let mut sent = SENT_TO.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    sent.resize(n.max(0) as usize, 0);
+    let mut owed = vec![0u64; sent.len()];
+    // SAFETY: both arrays hold one u64 per rank of the duplicate.
+    let rc = unsafe {
+        PMPI_Alltoall(
+            sent.as_ptr() as *const c_void,
+            8,
+            byte(),
+            owed.as_mut_ptr() as *mut c_void,
+            8,
+            byte(),
+            comm,
+        )
+    };
+    if rc != 0 {
+        return;
+    }
+    let owed: u64 = owed.iter().sum();
+    let deadline = Instant::now() + WAIT;
+    while TAKEN.load(Ordering::Acquire) < owed && Instant::now() < deadline {
+        if take(comm, TAG_QUERY).is_none() && take(comm, TAG_ANSWER).is_none() {
+            std::thread::yield_now();
+        }
+    }
 }
 
 fn channel() -> Option<MPI_Comm> {
@@ -85,9 +133,16 @@ pub fn members(dup: u64) -> Vec<i32> {
     }
 }
 
-/// Sends bytes without waiting (a timeout's few small messages).
+/// Sends bytes without waiting (a timeout's few small messages), counted.
 fn post(comm: MPI_Comm, dest: c_int, tag: c_int, bytes: Vec<u8>) {
-    super::send_bytes(comm, dest.max(0) as usize, tag, bytes);
+    let Ok(d) = usize::try_from(dest) else { return };
+    if super::send_bytes(comm, d, tag, bytes) {
+        let mut sent = SENT_TO.lock().unwrap_or_else(|e| e.into_inner());
+        if sent.len() <= d {
+            sent.resize(d + 1, 0);
+        }
+        sent[d] += 1;
+    }
 }
 
 /// Receives a message `Iprobe` found (any source, `tag`), or None.
@@ -118,6 +173,7 @@ fn take(comm: MPI_Comm, tag: c_int) -> Option<(c_int, Vec<u8>)> {
         )
     })
     .ok()?;
+    TAKEN.fetch_add(1, Ordering::AcqRel);
     Some((source, buf))
 }
 
@@ -200,14 +256,6 @@ pub fn answer_queries(describe: fn() -> Option<Wait>) {
         }
         post(comm, source, TAG_ANSWER, out);
     }
-}
-
-/// Drops the queries and answers left (at MPI_Finalize, once every rank
-/// is there: nobody waits for them any more).
-pub fn discard() {
-    let Some(comm) = channel() else { return };
-    while take(comm, TAG_QUERY).is_some() {}
-    while take(comm, TAG_ANSWER).is_some() {}
 }
 
 /// The answers to query `serial` that arrived.

@@ -1232,8 +1232,8 @@ fn mxc_err_other_code() -> c_int {
 
 /// Sends bytes to `dest` on a private communicator without waiting: the
 /// buffer is leaked and the request freed (the error and timeout paths
-/// only).
-pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
+/// only). False when MPI refused the send.
+pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) -> bool {
     let bytes = bytes.leak();
     let mut req = request_null();
     // SAFETY: the buffer is leaked, so it outlives the send.
@@ -1252,6 +1252,7 @@ pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) {
         // SAFETY: the request just made.
         unsafe { PMPI_Request_free(&mut req) };
     }
+    rc == 0
 }
 
 /// Receives bytes from `source` on the private duplicate (a polled probe:
