@@ -73,8 +73,9 @@ for f in lib/libmpix_marshal.so.$version:4 lib/libmpix_marshal.a:25 bin/mpix-mar
     sizes+=("$(basename "${f%:*}") $(awk "BEGIN { printf \"%.1f\", $size / 1e6 }") MB")
 done
 echo "install-test: stripped binaries, no debug info: $(IFS=,; echo "${sizes[*]}" | sed 's/,/, /g'): ok"
-# --debug keeps the shared library's debug info beside it, linked from it.
-bash scripts/install.sh --no-build --debug --prefix "$work/debug" >/dev/null
+# --debug keeps the shared library's debug info beside it, linked from it
+# (the Python package, built once above, is not built again for it).
+bash scripts/install.sh --no-build --debug --no-python --prefix "$work/debug" >/dev/null
 dbg=$work/debug/lib/.debug/libmpix_marshal.so.$version.debug
 grep -q '\.debug_info' <<<"$(readelf -S "$dbg")" || fail "--debug: no debug info in $dbg"
 grep -q "libmpix_marshal.so.$version.debug" <<<"$(readelf -p .gnu_debuglink "$work/debug/lib/libmpix_marshal.so.$version")" \
