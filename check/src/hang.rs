@@ -37,9 +37,9 @@
 
 use crate::mpi::{self, bits, channel::Answer, comm_world, from_bits};
 use crate::report::{config, Mode, Report};
+use crate::slots::Slots;
 use crate::sys::*;
 use crate::threads::Shared;
-use rustc_hash::FxHashMap;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::c_int;
@@ -139,15 +139,15 @@ pub fn marked() -> bool {
 
 // ---- the requests the checker saw made ----
 
-fn requests() -> &'static Shared<FxHashMap<u64, (Item, bool)>> {
-    static R: OnceLock<Shared<FxHashMap<u64, (Item, bool)>>> = OnceLock::new();
-    R.get_or_init(|| Shared::new(FxHashMap::default()))
+fn requests() -> &'static Shared<Slots<Item>> {
+    static R: OnceLock<Shared<Slots<Item>>> = OnceLock::new();
+    R.get_or_init(|| Shared::new(Slots::default()))
 }
 
 static REQUESTS: AtomicUsize = AtomicUsize::new(0);
 
-/// A nonblocking (or, `persistent`, a persistent) point-to-point request
-/// was made: remembered while it is active, for the marks of the waits.
+/// A nonblocking or persistent point-to-point request was made:
+/// remembered until it is freed, for the marks of the waits.
 pub fn made(
     request: MPI_Request,
     call: &'static str,
@@ -155,7 +155,6 @@ pub fn made(
     comm: MPI_Comm,
     peer: c_int,
     tag: c_int,
-    persistent: bool,
 ) {
     if !on() {
         return;
@@ -170,7 +169,7 @@ pub fn made(
         req: key,
     };
     requests().with(|r| {
-        r.insert(key, (item, persistent));
+        r.insert(key, item);
         REQUESTS.store(r.len(), Ordering::Release);
     });
 }
@@ -186,7 +185,7 @@ pub(crate) fn forget_freed(keys: &[u64], requests: *const MPI_Request) {
         for (i, &k) in keys.iter().enumerate() {
             // SAFETY: the user's array holds keys.len() requests.
             if k != null && bits(unsafe { *requests.add(i) }) == null {
-                r.remove(&k);
+                r.remove(k);
             }
         }
         REQUESTS.store(r.len(), Ordering::Release);
@@ -199,7 +198,7 @@ pub fn freed(request: MPI_Request) {
         return;
     }
     requests().with(|r| {
-        r.remove(&bits(request));
+        r.remove(bits(request));
         REQUESTS.store(r.len(), Ordering::Release);
     });
 }
@@ -491,7 +490,7 @@ pub fn describe() -> Option<Wait> {
                 if k == null || !active(k) {
                     continue;
                 }
-                let known = requests().with(|r| r.get(&k).map(|e| e.0));
+                let known = requests().with(|r| r.get(k).copied());
                 match known {
                     Some(it) => {
                         let d = describe_item(&it, &mut w);

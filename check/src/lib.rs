@@ -33,7 +33,8 @@
 //!    `report` (reports, configuration), `site` (call sites), `names`
 //!    (communicator names), `waiting` (the check a thread waits in),
 //!    `wire` (the status channel's words), `threads`, `internal`,
-//!    `types` (the datatypes the program made, committed and freed).
+//!    `types` (the datatypes the program made, committed and freed),
+//!    `slots` (the maps by request handle of the message path).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 // The ABI's constants are `const`, mpi-sys's `extern static`s (read in
@@ -75,6 +76,7 @@ pub mod report;
 pub mod rma;
 pub mod sig;
 pub mod site;
+pub mod slots;
 pub mod threads;
 pub mod types;
 pub mod waiting;

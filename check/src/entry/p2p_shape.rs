@@ -112,7 +112,7 @@ pub(crate) fn send_request(
             p2p::send_posted(name, r, m.comm, m.peer, m.tag, m.count, m.datatype);
         }
     }
-    hang::made(r, name, Kind::Send, m.comm, m.peer, m.tag, persistent);
+    hang::made(r, name, Kind::Send, m.comm, m.peer, m.tag);
     if persistent {
         p2p::persistent_made(false, m.comm, m.peer, m.tag, m.count, m.datatype, r);
     }
@@ -256,7 +256,7 @@ fn receive_started(
     // SAFETY: MPI wrote the request.
     let r = unsafe { *request };
     attach(key, r);
-    hang::made(r, name, Kind::Recv, m.comm, m.peer, m.tag, false);
+    hang::made(r, name, Kind::Recv, m.comm, m.peer, m.tag);
     rc
 }
 
@@ -278,7 +278,7 @@ pub(crate) fn recv_init(
         // SAFETY: MPI wrote the request.
         let r = unsafe { *request };
         p2p::persistent_made(true, m.comm, m.peer, m.tag, m.count, m.datatype, r);
-        hang::made(r, name, Kind::Recv, m.comm, m.peer, m.tag, true);
+        hang::made(r, name, Kind::Recv, m.comm, m.peer, m.tag);
     }
     rc
 }

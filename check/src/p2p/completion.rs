@@ -41,7 +41,7 @@ pub(super) fn claim(requests: &[u64]) -> Vec<Option<(usize, u64)>> {
 /// `claim` of one request (no allocation: `MPI_Wait`, `MPI_Test`).
 pub(super) fn claim_one(request: u64) -> Option<(usize, u64)> {
     posted().with(|p| {
-        let out = p.remove(&request);
+        let out = p.remove(request);
         POSTED.store(p.len(), Ordering::Release);
         out
     })

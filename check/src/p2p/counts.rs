@@ -4,9 +4,9 @@
 
 use super::channels::{channel, world_of};
 use crate::mpi;
+use crate::slots::Slots;
 use crate::sys::*;
 use crate::threads::Shared;
-use rustc_hash::FxHashMap;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -140,7 +140,7 @@ pub static PENDING_SENDS: AtomicUsize = AtomicUsize::new(0);
 /// The nonblocking sends pending, by request, and the last `seq` given.
 #[derive(Default)]
 pub(super) struct Pending {
-    pub(super) sends: FxHashMap<u64, PendingSend>,
+    pub(super) sends: Slots<PendingSend>,
     seq: u64,
 }
 
@@ -191,7 +191,7 @@ pub fn send_done(key: u64) {
         return;
     }
     pending().with(|p| {
-        if p.sends.remove(&key).is_some() {
+        if p.sends.remove(key).is_some() {
             PENDING_SENDS.store(p.sends.len(), Ordering::Release);
         }
     });

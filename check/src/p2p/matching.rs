@@ -5,19 +5,19 @@ use super::channels::{channel, channels, is_quiet, lock, quietly, Channel, Rec};
 use super::companions::proc_null;
 use super::verdict::{any_arrived, check_one, recv_companion};
 use crate::mpi;
+use crate::slots::Slots;
 use crate::sys::*;
 use crate::threads::Shared;
-use rustc_hash::FxHashMap;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// A receive's key under its request, until it completes.
-pub(super) type Posted = Shared<FxHashMap<u64, (usize, u64)>>;
+pub(super) type Posted = Shared<Slots<(usize, u64)>>;
 
 pub(super) fn posted() -> &'static Posted {
     static P: OnceLock<Posted> = OnceLock::new();
-    P.get_or_init(|| Shared::new(FxHashMap::default()))
+    P.get_or_init(|| Shared::new(Slots::default()))
 }
 
 pub(super) static POSTED: AtomicUsize = AtomicUsize::new(0);
