@@ -319,6 +319,20 @@ pub fn resolve_type(
     })
 }
 
+/// Counts a reference from rank `source` of `comm` as received, as
+/// `resolve_type` does, without making or lending its type (a receiver
+/// that needs the type only for a report resolves only then: each
+/// reference is still counted once, by one of the two).
+pub fn consume_reference(
+    reference: &[u8],
+    source: i32,
+    comm: crate::mpi::comm::Comm,
+) -> Result<()> {
+    own("MPIX_Type_resolve", || {
+        crate::exchange::consume(reference, source, comm)
+    })
+}
+
 /// Gives back a type `resolve_type` lent.
 pub fn release_type(datatype: Datatype) -> Result<()> {
     own("MPIX_Type_release", || {

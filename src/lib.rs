@@ -34,7 +34,7 @@ mod signature;
 mod unmarshal;
 
 pub use api::{
-    as_library_operation, bcast_type, exchange_counters, in_library_operation,
+    as_library_operation, bcast_type, consume_reference, exchange_counters, in_library_operation,
     library_collective_point, marshal, marshal_into, marshal_size, predefined_code,
     predefined_datatype, read, recv_type, release_type, resolve_type, send_type,
     set_type_cache_limit, setup_type_exchange, signature_count, signature_hash,

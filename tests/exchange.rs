@@ -14,8 +14,8 @@ use common::*;
 use mpix_marshal::testing::exchange::{self, wire};
 use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::{
-    bcast_type, exchange_counters, marshal, recv_type, release_type, resolve_type, send_type,
-    type_reference, Comm, Error, Representation, TYPE_REFERENCE_SIZE,
+    bcast_type, consume_reference, exchange_counters, marshal, recv_type, release_type,
+    resolve_type, send_type, type_reference, Comm, Error, Representation, TYPE_REFERENCE_SIZE,
 };
 use std::os::raw::{c_int, c_void};
 use std::sync::Mutex;
@@ -539,6 +539,41 @@ fn an_evicted_type_stays_valid_until_its_borrower_releases_it() {
     release_type(ly).unwrap();
     free_comm(c);
     assert_eq!(exchange::cached_handles(), held);
+    free(x);
+    free(y);
+}
+
+#[test]
+fn a_consumed_reference_is_counted_without_making_its_type() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    exchange::set_cache_limit(1).unwrap();
+    let c = fresh_comm();
+    exchange::private_comms(c).unwrap();
+    exchange::set_cache_limit(exchange::DEFAULT_LIMIT).unwrap();
+    let held = exchange::cached_handles();
+    let x = contiguous(3, named("MPI_INT"));
+    let y = vector(2, 1, 4, named("MPI_DOUBLE"));
+    let live = pmpi::live();
+    let rx = type_reference(x, 0, c).unwrap();
+    consume_reference(&rx, 0, c).unwrap();
+    assert_eq!(exchange::cached_handles(), held, "no type made for it");
+    // y evicts x, whose one reference has come: x's entry goes.
+    let ry = type_reference(y, 0, c).unwrap();
+    let ly = resolve_type(&ry, 0, c).unwrap();
+    assert_same("y after a consumed x", y, ly, true);
+    release_type(ly).unwrap();
+    match consume_reference(&rx, 0, c) {
+        Err(Error::Exchange(m)) => assert!(m.contains("evicted before"), "{m}"),
+        other => panic!("x's reference again: {other:?}"),
+    }
+    let any = unsafe { ffi::RSMPI_ANY_SOURCE };
+    assert!(matches!(
+        consume_reference(&ry, any, c),
+        Err(Error::InvalidArgument(_))
+    ));
+    free_comm(c);
+    assert_eq!(exchange::cached_handles(), held);
+    assert_eq!(pmpi::live(), live, "handles left behind");
     free(x);
     free(y);
 }

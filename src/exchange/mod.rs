@@ -649,17 +649,7 @@ pub fn recv(source: c_int, tag: c_int, c: Comm) -> Result<(Datatype, Status)> {
 /// `MPIX_Type_resolve`: the committed type a reference from `source`
 /// names, lent by the cache until `release`.
 pub fn resolve(bytes: &[u8], source: c_int, c: Comm) -> Result<Datatype> {
-    mpi::ready()?;
-    // The exchange first: its set-up is collective, and the sender's
-    // first call made its side of it.
-    let ex = attach(c)?;
-    if source == comm::any_source() || source == comm::proc_null() {
-        return Err(Error::invalid(
-            "source must be the rank that made the reference (not MPI_ANY_SOURCE or MPI_PROC_NULL)",
-        ));
-    }
-    ex.peer(source, "source")?;
-    let reference = Reference::decode(bytes)?;
+    let (ex, reference) = referenced(bytes, source, c)?;
     with_entry(&ex, source, &reference, |e| {
         let bits = match e.handle {
             Some(bits) => bits,
@@ -673,6 +663,30 @@ pub fn resolve(bytes: &[u8], source: c_int, c: Comm) -> Result<Datatype> {
         };
         Ok(lent::lend(mpi::handle_from_bits(bits)))
     })
+}
+
+/// Counts a reference from `source` as received, as `resolve` does,
+/// without making or lending its type: for a receiver that needs the
+/// type only now and then (a checker's report).
+pub fn consume(bytes: &[u8], source: c_int, c: Comm) -> Result<()> {
+    let (ex, reference) = referenced(bytes, source, c)?;
+    with_entry(&ex, source, &reference, |_| Ok(()))
+}
+
+/// The exchange on `c` and the reference `bytes` from `source`, checked.
+fn referenced(bytes: &[u8], source: c_int, c: Comm) -> Result<(Arc<Exchange>, Reference)> {
+    mpi::ready()?;
+    // The exchange first: its set-up is collective, and the sender's
+    // first call made its side of it.
+    let ex = attach(c)?;
+    if source == comm::any_source() || source == comm::proc_null() {
+        return Err(Error::invalid(
+            "source must be the rank that made the reference (not MPI_ANY_SOURCE or MPI_PROC_NULL)",
+        ));
+    }
+    ex.peer(source, "source")?;
+    let reference = Reference::decode(bytes)?;
+    Ok((ex, reference))
 }
 
 /// `MPIX_Type_release`: gives back a type `resolve` lent.

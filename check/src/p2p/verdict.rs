@@ -83,27 +83,31 @@ pub(super) fn check_one(ch: &mut Channel, r: &Rec, source: c_int, tag: c_int) ->
     let Some(c) = recv_companion(ch, source, tag) else {
         return Ok(());
     };
-    // The sender's type, for a report: a predefined one by its code (a
-    // table look-up), a derived one lent by the exchange (every reference
-    // is resolved once, and given back below).
-    let (sender_type, lent) = if c.flags & PREDEFINED != 0 {
+    let derived = c.flags & (PREDEFINED | NO_REFERENCE) == 0;
+    let why = match compare(&c, r) {
+        Compared::Fine => {
+            // The exchange counts every reference once, resolved or not.
+            if derived {
+                let _ = crate::internal::within(|| {
+                    mpix_marshal::consume_reference(&c.reference, source, ch.dup)
+                });
+            }
+            return Ok(());
+        }
+        Compared::Differ(why) => why,
+    };
+    // The sender's type, for the report: a predefined one by its code (a
+    // table look-up), a derived one lent by the exchange (given back below).
+    let sender_type = if c.flags & PREDEFINED != 0 {
         let code = u16::from_le_bytes([c.reference[0], c.reference[1]]);
-        (
-            mpix_marshal::predefined_datatype(mpix_marshal::Predefined(code)),
-            false,
-        )
-    } else if c.flags & NO_REFERENCE == 0 {
-        let t =
-            crate::internal::within(|| mpix_marshal::resolve_type(&c.reference, source, ch.dup));
-        (t.ok(), true)
+        mpix_marshal::predefined_datatype(mpix_marshal::Predefined(code))
+    } else if derived {
+        crate::internal::within(|| mpix_marshal::resolve_type(&c.reference, source, ch.dup)).ok()
     } else {
-        (None, false)
+        None
     };
-    let out = match compare(&c, r) {
-        Compared::Fine => Ok(()),
-        Compared::Differ(why) => report(ch, r, source, tag, &c, sender_type, why),
-    };
-    if let (Some(t), true) = (sender_type, lent) {
+    let out = report(ch, r, source, tag, &c, sender_type, why);
+    if let (Some(t), true) = (sender_type, derived) {
         let _ = crate::internal::within(|| mpix_marshal::release_type(t));
     }
     out
