@@ -509,9 +509,9 @@ fn a_resolved_reference_lends_the_cached_committed_handle() {
     free(t);
 }
 
-#[test]
-fn an_evicted_type_stays_valid_until_its_borrower_releases_it() {
-    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+/// A fresh communicator whose exchange caches one type, the handles the
+/// caches hold before, and two types x and y (y evicts x).
+fn one_type_cache() -> (Comm, usize, mpix_marshal::Datatype, mpix_marshal::Datatype) {
     exchange::set_cache_limit(1).unwrap();
     let c = fresh_comm();
     exchange::private_comms(c).unwrap();
@@ -519,6 +519,13 @@ fn an_evicted_type_stays_valid_until_its_borrower_releases_it() {
     let held = exchange::cached_handles();
     let x = contiguous(3, named("MPI_INT"));
     let y = vector(2, 1, 4, named("MPI_DOUBLE"));
+    (c, held, x, y)
+}
+
+#[test]
+fn an_evicted_type_stays_valid_until_its_borrower_releases_it() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (c, held, x, y) = one_type_cache();
     let rx = type_reference(x, 0, c).unwrap();
     let lx = resolve_type(&rx, 0, c).unwrap();
     // y evicts x; x's handle is still lent.
@@ -546,13 +553,7 @@ fn an_evicted_type_stays_valid_until_its_borrower_releases_it() {
 #[test]
 fn a_consumed_reference_is_counted_without_making_its_type() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    exchange::set_cache_limit(1).unwrap();
-    let c = fresh_comm();
-    exchange::private_comms(c).unwrap();
-    exchange::set_cache_limit(exchange::DEFAULT_LIMIT).unwrap();
-    let held = exchange::cached_handles();
-    let x = contiguous(3, named("MPI_INT"));
-    let y = vector(2, 1, 4, named("MPI_DOUBLE"));
+    let (c, held, x, y) = one_type_cache();
     let live = pmpi::live();
     let rx = type_reference(x, 0, c).unwrap();
     consume_reference(&rx, 0, c).unwrap();

@@ -48,22 +48,9 @@ pub fn close() {
     }
     let mut sent = SENT_TO.lock().unwrap_or_else(|e| e.into_inner()).clone();
     sent.resize(n.max(0) as usize, 0);
-    let mut owed = vec![0u64; sent.len()];
-    // SAFETY: both arrays hold one u64 per rank of the duplicate.
-    let rc = unsafe {
-        PMPI_Alltoall(
-            sent.as_ptr() as *const c_void,
-            8,
-            byte(),
-            owed.as_mut_ptr() as *mut c_void,
-            8,
-            byte(),
-            comm,
-        )
-    };
-    if rc != 0 {
+    let Some(owed) = super::alltoall_words(comm, &sent, 1) else {
         return;
-    }
+    };
     let owed: u64 = owed.iter().sum();
     let deadline = Instant::now() + WAIT;
     while TAKEN.load(Ordering::Acquire) < owed && Instant::now() < deadline {

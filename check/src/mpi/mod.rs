@@ -1255,6 +1255,28 @@ pub fn send_bytes(dup: MPI_Comm, dest: usize, tag: c_int, bytes: Vec<u8>) -> boo
     rc == 0
 }
 
+/// What every rank of `dup` sent every other, counted: each rank gives
+/// `per` words for each rank (`out`: `per` times the size of `dup`) and
+/// gets each rank's `per` words for it (one `MPI_Alltoall` on a checker's
+/// duplicate, when every member is there); None when MPI failed.
+pub fn alltoall_words(dup: MPI_Comm, out: &[u64], per: usize) -> Option<Vec<u64>> {
+    let mut inn = vec![0u64; out.len()];
+    let bytes = (8 * per) as c_int;
+    // SAFETY: both arrays hold `per` words per rank of `dup`.
+    let rc = unsafe {
+        PMPI_Alltoall(
+            out.as_ptr() as *const c_void,
+            bytes,
+            byte(),
+            inn.as_mut_ptr() as *mut c_void,
+            bytes,
+            byte(),
+            dup,
+        )
+    };
+    (rc == 0).then_some(inn)
+}
+
 /// Receives bytes from `source` on the private duplicate (a polled probe:
 /// a sender that never sends is reported after the timeout).
 pub fn recv_bytes(dup: MPI_Comm, source: usize, tag: c_int) -> Option<Vec<u8>> {

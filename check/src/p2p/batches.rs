@@ -286,23 +286,9 @@ impl Batches {
     pub(super) fn close(&mut self, dup: MPI_Comm) {
         self.flush_all(dup);
         self.cancel(dup);
-        let peers = self.sent_to.len();
-        let mut owed = vec![0u64; peers];
-        // SAFETY: both arrays hold one u64 per peer of the channel.
-        let rc = unsafe {
-            PMPI_Alltoall(
-                self.sent_to.as_ptr() as *const c_void,
-                8,
-                mpi::byte(),
-                owed.as_mut_ptr() as *mut c_void,
-                8,
-                mpi::byte(),
-                dup,
-            )
-        };
-        if rc != 0 {
+        let Some(owed) = mpi::alltoall_words(dup, &self.sent_to, 1) else {
             return;
-        }
+        };
         let deadline = Instant::now() + WAIT;
         for (s, &o) in owed.iter().enumerate() {
             while self.got_from[s] < o && Instant::now() < deadline {

@@ -645,22 +645,9 @@ fn by_counts(dup: MPI_Comm, stuck: &mut Vec<(u64, c_int, c_int)>, lost: &mut Vec
         out[2 * w] = c.sent[w].load(Ordering::Relaxed);
         out[2 * w + 1] = c.orphans[w].load(Ordering::Relaxed);
     }
-    let mut inn = vec![0u64; 2 * n];
-    // SAFETY: 16 bytes per rank both ways, on the checker's duplicate.
-    let rc = unsafe {
-        PMPI_Alltoall(
-            out.as_ptr() as *const c_void,
-            16,
-            mpi::byte(),
-            inn.as_mut_ptr() as *mut c_void,
-            16,
-            mpi::byte(),
-            dup,
-        )
-    };
-    if rc != 0 {
+    let Some(inn) = mpi::alltoall_words(dup, &out, 2) else {
         return;
-    }
+    };
     let expected: Vec<i64> = (0..n)
         .map(|w| (inn[2 * w] + inn[2 * w + 1]) as i64)
         .collect();
