@@ -277,8 +277,32 @@ EOF2
 done
 checker_env=(MPIX_CHECK_TIMEOUT=3 MPIX_CHECK_VERIFY=batched MPIX_CHECK_BATCH=4)
 for n in 2 4; do
+    l=$((n - 1))
+    if [ "$n" = 2 ]; then others="rank 0"; else others="ranks 0-$((n - 2))"; fi
     differences "$n" batched-
     correct_tag=batched correct correct "$n" correct
+    # A communicator whose error handler returns errors: its calls are
+    # verified before they are made, so the call a finding is about
+    # returns it, as in the immediate mode.
+    scenario batched-errors-return "$n" ok -- errors_return <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks passed different roots
+rank 0: MPI_Bcast returned an error: mpix-check: inconsistent collective call
+rank $l: MPI_Bcast returned an error: mpix-check: inconsistent collective call
+EOF2
+    # The handler set after calls were recorded: those are verified, then
+    # the call the finding is about returns it.
+    scenario batched-errors-return-late "$n" ok -- errors_return_late <<EOF2
+mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #4 there: the ranks passed different roots
+rank 0: call #4 returned an error
+rank $l: call #4 returned an error
+EOF2
+    # The timeout off: no hang watch to find a difference MPI hangs on,
+    # so every call is verified before it is made (the immediate report).
+    scenario batched-barrier-vs-bcast-t0 "$n" fail MPIX_CHECK_TIMEOUT=0 -- barrier_bcast <<EOF2
+on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
+mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
+mpix-check:   rank $l: MPI_Barrier (call #1 on this communicator)
+EOF2
     # The differences MPI hangs on: a rank inside MPI's own call says
     # which (crate::inside, over TCP); the lowest rank in a check reports.
     if [ "$n" = 2 ]; then ones="rank 1"; else ones="ranks 1-3"; fi

@@ -231,6 +231,8 @@ struct Batch {
     summary: Summary,
     /// Its state's address, its key in `open`.
     key: usize,
+    /// Whether an error on the communicator comes back to the program.
+    handler: mpi::errhandler::Returns,
 }
 
 impl Drop for Batch {
@@ -276,6 +278,15 @@ fn batchable(call: &Call, st: &State) -> bool {
         && (no_arrays || call.arrays_keepable())
 }
 
+/// Whether an error on `st`'s communicator comes back to the program
+/// (its handler is not `MPI_ERRORS_ARE_FATAL`): its calls are then
+/// verified before they are made, so that a finding is returned by the
+/// call it is about, not by a later one.
+fn errors_come_back(st: &mut State, n: usize) -> bool {
+    let comm = mpi::from_bits(st.comm);
+    config().mode == Mode::Fatal && batch_of(st, n).handler.now(comm)
+}
+
 /// What the check of a blocking call did.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Checked {
@@ -295,7 +306,7 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
     let Some(st) = check::enabled(call) else {
         return Ok(Checked::Verified);
     };
-    if !batchable(call, st) {
+    if !batchable(call, st) || errors_come_back(st, n) {
         flush(st)?;
         return check::verify_now(call, st).map(|_| Checked::Verified);
     }
@@ -341,19 +352,23 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
 /// Makes a recorded call on `comm` (`pmpi`). An error MPI raises in it
 /// (a truncation: the ranks' signatures differ) first verifies the batch,
 /// so that the report of the call that caused it comes before the error
-/// reaches the program's handler.
+/// reaches the program's handler. Not an error MPI finds in this rank's
+/// own arguments (an uncommitted type): no difference causes it, and the
+/// other ranks, gone on, could not join the verification.
 pub fn made(comm: MPI_Comm, pmpi: impl FnOnce() -> c_int) -> c_int {
     let mpi::errhandler::Outcome { rc, err, caught } = mpi::errhandler::deferred(pmpi);
     crate::inside::leave();
-    if err != 0 {
+    if err == 0 {
+        return rc;
+    }
+    if !mpi::errhandler::argument_error(err) {
         if let Some(st) = mpi::known_state(comm) {
             if let Err(code) = flush(st) {
                 return code;
             }
         }
-        return mpi::errhandler::hand_on(caught, rc);
     }
-    rc
+    mpi::errhandler::hand_on(caught, rc)
 }
 
 impl Batch {
@@ -467,6 +482,7 @@ fn batch_of(st: &mut State, n: usize) -> &mut Batch {
             last: None,
             summary: Summary::EMPTY,
             key,
+            handler: Default::default(),
         }));
     }
     st.batch

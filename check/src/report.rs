@@ -90,11 +90,18 @@ impl Config {
         let log = std::env::var("MPIX_CHECK_LOG")
             .ok()
             .filter(|s| !s.is_empty());
+        // The batched mode finds a difference MPI hangs on only by the
+        // hang watch: without a timeout it would hang without a report,
+        // so each call is verified before it is made then.
+        let verify = match (Verify::from_env(), timeout) {
+            (Verify::Batched(_), None) => Verify::Immediate,
+            (v, _) => v,
+        };
         Config {
             mode,
             timeout,
             log,
-            verify: Verify::from_env(),
+            verify,
         }
     }
 }

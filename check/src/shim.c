@@ -164,3 +164,9 @@ int mxc_errhandler_predefined(MPI_Errhandler eh) {
 
 int mxc_err_truncate(void) { return MPI_ERR_TRUNCATE; }
 int mxc_err_in_status(void) { return MPI_ERR_IN_STATUS; }
+/* The classes MPI raises for this process's own arguments. */
+int mxc_err_is_argument(int c) {
+    return c == MPI_ERR_BUFFER || c == MPI_ERR_COUNT || c == MPI_ERR_TYPE || c == MPI_ERR_TAG ||
+           c == MPI_ERR_COMM || c == MPI_ERR_RANK || c == MPI_ERR_ROOT || c == MPI_ERR_OP ||
+           c == MPI_ERR_ARG;
+}

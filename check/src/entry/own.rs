@@ -384,6 +384,7 @@ pub(crate) unsafe fn file_close(fh: *mut MPI_File) -> c_int {
 /// The user's handler of a communicator with the point-to-point checker's
 /// own (`mpi::errhandler`) is kept by the checker, whose handler stays.
 pub(crate) unsafe fn comm_set_errhandler(comm: MPI_Comm, eh: MPI_Errhandler) -> c_int {
+    mpi::errhandler::note_set();
     match mpi::errhandler::user_set(comm, eh) {
         Some(rc) => rc,
         // SAFETY: the user's arguments.

@@ -47,6 +47,7 @@ extern "C" {
     fn mxc_errhandler_predefined(eh: MPI_Errhandler) -> c_int;
     fn mxc_err_truncate() -> c_int;
     fn mxc_err_in_status() -> c_int;
+    fn mxc_err_is_argument(class: c_int) -> c_int;
 }
 
 /// The checker's handler (its bits; 0: not made, u64::MAX: MPI refused).
@@ -391,6 +392,45 @@ fn class(code: c_int) -> c_int {
 pub fn truncated(code: c_int) -> bool {
     // SAFETY: reads a constant.
     code != 0 && class(code) == unsafe { mxc_err_truncate() }
+}
+
+/// Whether `code` is of a class MPI raises for this process's own
+/// arguments (a datatype, count, buffer, tag, rank, root, op, communicator
+/// or other argument it refuses) before it communicates: no difference
+/// between the ranks' calls causes it.
+pub fn argument_error(code: c_int) -> bool {
+    // SAFETY: compares with constants.
+    code != 0 && unsafe { mxc_err_is_argument(class(code)) } != 0
+}
+
+/// `MPI_Comm_set_errhandler` calls so far: what a communicator's handler
+/// was found to be stays true while this has not moved.
+static SETS: AtomicU64 = AtomicU64::new(0);
+
+/// A handler was set on a communicator (`MPI_Comm_set_errhandler`).
+pub fn note_set() {
+    SETS.fetch_add(1, Ordering::AcqRel);
+}
+
+/// Whether an error on a communicator comes back to the program (its
+/// handler is not `MPI_ERRORS_ARE_FATAL`), as last found: asked of MPI
+/// again only after a handler was set somewhere (`note_set`).
+#[derive(Default, Clone, Copy)]
+pub struct Returns(Option<(u64, bool)>);
+
+impl Returns {
+    /// Whether errors on `comm` (this one's communicator) come back.
+    pub fn now(&mut self, comm: MPI_Comm) -> bool {
+        let sets = SETS.load(Ordering::Acquire);
+        match self.0 {
+            Some((at, returns)) if at == sets => returns,
+            _ => {
+                let returns = !fatal_on(comm, None);
+                self.0 = Some((sets, returns));
+                returns
+            }
+        }
+    }
 }
 
 /// Whether `code` is MPI_ERR_IN_STATUS (each status says).

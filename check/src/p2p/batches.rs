@@ -122,7 +122,8 @@ impl Batches {
     }
 
     /// Keeps the companion of a message to `dest` with `tag`; sends the
-    /// outbox when full. Its key (for `unsend`).
+    /// outbox when full, or at once (`now`: the communicator's errors
+    /// come back to the program). Its key (for `unsend`).
     pub(super) fn append(
         &mut self,
         dup: MPI_Comm,
@@ -130,6 +131,7 @@ impl Batches {
         tag: c_int,
         world: i32,
         c: &[u8; LEN],
+        now: bool,
     ) -> u64 {
         let peer = (world.saturating_add(1).clamp(0, (1 << 23) - 1) as u64) << PEER_SHIFT;
         let seq = NEXT_KEY.fetch_add(1, Ordering::Relaxed) & ((1 << PEER_SHIFT) - 1);
@@ -147,7 +149,7 @@ impl Batches {
         o.keys.push(key);
         o.users.push(0);
         let at = (me, d, o.keys.len() - 1, key);
-        if o.keys.len() >= BATCH {
+        if o.keys.len() >= BATCH || now {
             self.flush(dup, d);
             LAST.with(|l| l.set((0, 0, 0, 0)));
         } else {
@@ -452,10 +454,10 @@ mod tests {
     fn keys_carry_their_destination() {
         let mut b = Batches::empty(4);
         let dup = mpi::comm_null();
-        let k = b.append(dup, 2, 7, 5, &[1; LEN]);
+        let k = b.append(dup, 2, 7, 5, &[1; LEN], false);
         assert!(is_batched(k));
         assert_eq!(peer_of(k), 5);
-        assert_eq!(peer_of(b.append(dup, 3, 7, -1, &[1; LEN])), -1);
+        assert_eq!(peer_of(b.append(dup, 3, 7, -1, &[1; LEN], false)), -1);
         assert!(!is_batched(0x8400_0000));
     }
 
@@ -463,8 +465,8 @@ mod tests {
     fn an_entry_not_sent_is_taken_back_and_found_by_its_request() {
         let mut b = Batches::empty(2);
         let dup = mpi::comm_null();
-        let k1 = b.append(dup, 1, 3, 1, &[1; LEN]);
-        let k2 = b.append(dup, 1, 4, 1, &[2; LEN]);
+        let k1 = b.append(dup, 1, 3, 1, &[1; LEN], false);
+        let k2 = b.append(dup, 1, 4, 1, &[2; LEN], false);
         attach(k2, 0xabc);
         assert_eq!(b.attached(0xabc), Some(k2));
         assert_eq!(b.held(), 2);

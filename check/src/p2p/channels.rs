@@ -85,6 +85,10 @@ pub struct Channel {
     /// tag) it took cannot be known, so the channel's receives are no
     /// longer checked.
     pub(super) lost: bool,
+    /// Whether an error on the communicator comes back to the program:
+    /// in the batched mode its companions then go at once, and a receive
+    /// waits for its own (`matching::awaited`).
+    pub(super) handler: crate::mpi::errhandler::Returns,
     /// The world rank of each peer (the remote group's, on an
     /// intercommunicator; -1 outside MPI_COMM_WORLD), for the lost-message
     /// counts (`lost`).
@@ -92,6 +96,18 @@ pub struct Channel {
     /// The batched transport's outboxes and inboxes (None: each companion
     /// travels alone, the immediate mode).
     pub(super) batches: Option<super::batches::Batches>,
+}
+
+impl Channel {
+    /// In the batched mode, whether a finding on this channel's
+    /// communicator is returned to the program (the default mode, and an
+    /// error handler that returns): its receives are then checked in
+    /// their own calls, as in the immediate mode.
+    pub(super) fn errors_come_back(&mut self) -> bool {
+        self.batches.is_some()
+            && crate::report::config().mode == crate::report::Mode::Fatal
+            && self.handler.now(self.comm)
+    }
 }
 
 pub(super) static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);

@@ -125,9 +125,10 @@ pub fn sent(
         reference,
     };
     let peer = ch.world.get(dest as usize).copied().unwrap_or(-1);
+    let now = ch.errors_come_back();
     if let Some(b) = ch.batches.as_mut() {
         count_sent(peer);
-        return Some(b.append(ch.dup, dest, tag, peer, &c.encode()));
+        return Some(b.append(ch.dup, dest, tag, peer, &c.encode(), now));
     }
     let buf = Box::new(c.encode());
     let mut req = mpi::request_null();

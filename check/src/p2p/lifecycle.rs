@@ -125,6 +125,7 @@ pub(super) fn make_channel(comm: MPI_Comm) -> bool {
         latest_done: 0,
         maybe_detached: false,
         lost: false,
+        handler: Default::default(),
         world: world_ranks(comm, inter != 0),
         batches: batches::wanted()
             .then(|| batches::Batches::new(dup, peers.max(0) as usize))

@@ -221,6 +221,9 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
                 pulled(ch, id, source);
                 return Ok(());
             }
+            if ch.errors_come_back() {
+                return awaited(ch, id, got, status.MPI_SOURCE);
+            }
             let later_done = ch.latest_done > id;
             ch.latest_done = ch.latest_done.max(id);
             if !may_check(ch, got, later_done) {
@@ -385,6 +388,46 @@ fn pulled(ch: &mut Channel, id: u64, source: c_int) {
         let _ = poll_and_drain(ch);
         std::thread::yield_now();
     }
+}
+
+/// How many polls a receive waiting for its companion makes before it
+/// asks its sender for it (`awaited`).
+const SPINS: u32 = 10_000;
+
+/// In the batched mode on a communicator whose errors come back to the
+/// program: the completed receive `id` of (source, tag) `got` (from
+/// `source`) waits for its companion, which its sender sent at once
+/// (`companions::sent`), and is checked now, so that a finding is
+/// returned by its own call. A sender that kept it (its handler differs)
+/// is asked for it, `PULL_WAIT` at most. The wait ends when an entry of
+/// that (source, tag) is here: if an earlier receive takes it, this one
+/// is checked after that one, as in any mode.
+fn awaited(ch: &mut Channel, id: u64, got: (c_int, c_int), source: c_int) -> Result<(), c_int> {
+    let dup = ch.dup;
+    let missing = |ch: &Channel| {
+        ch.queue.iter().any(|r| r.id == id)
+            && ch.batches.as_ref().is_some_and(|b| !b.has(got.0, got.1))
+    };
+    let mut spins = 0;
+    while missing(ch) && spins < SPINS {
+        if let Some(b) = ch.batches.as_mut() {
+            b.poll(dup);
+        }
+        spins += 1;
+    }
+    if missing(ch) {
+        if let Some(b) = ch.batches.as_mut() {
+            b.pull(dup, source);
+        }
+        let deadline = std::time::Instant::now() + PULL_WAIT;
+        while missing(ch) && std::time::Instant::now() < deadline {
+            if let Some(b) = ch.batches.as_mut() {
+                b.poll(dup);
+            }
+            std::thread::yield_now();
+        }
+    }
+    drain(ch)
 }
 
 pub(super) fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {

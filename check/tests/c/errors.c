@@ -289,6 +289,15 @@ int main(int argc, char **argv) {
         MPI_Error_string(rc, msg, &len);
         printf("rank %d: MPI_Bcast returned %s: %s\n", rank, rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error", msg);
         rc = MPI_SUCCESS;
+    } else if (!strcmp(s, "errors_return_late")) {
+        /* Three correct calls under MPI_ERRORS_ARE_FATAL (the batched mode
+         * records them), then MPI_ERRORS_RETURN: the fourth call, whose
+         * roots differ, returns the error itself. */
+        for (int k = 0; k < 3; k++) MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        rc = MPI_Bcast(buf, 1, MPI_INT, last ? rank : 0, MPI_COMM_WORLD);
+        printf("rank %d: call #4 returned %s\n", rank, rc == MPI_SUCCESS ? "MPI_SUCCESS" : "an error");
+        rc = MPI_SUCCESS;
     } else if (!strcmp(s, "warn")) {
         /* MPIX_CHECK=warn: reported, then the (same-size) call goes ahead */
         rc = MPI_Reduce(buf, out, 1, last ? MPI_FLOAT : MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
