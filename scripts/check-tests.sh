@@ -304,26 +304,37 @@ mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
 mpix-check:   rank $l: MPI_Barrier (call #1 on this communicator)
 EOF2
     # The differences MPI hangs on: a rank inside MPI's own call says
-    # which (crate::inside, over TCP); the lowest rank in a check reports.
-    if [ "$n" = 2 ]; then ones="rank 1"; else ones="ranks 1-3"; fi
+    # which (crate::inside, over TCP); the lowest rank in a check reports,
+    # naming each rank's call as the immediate mode's report does.
+    if [ "$n" = 2 ]; then evens="rank 0"; odds="rank 1"; ones="rank 1"; else evens="ranks 0, 2"; odds="ranks 1, 3"; ones="ranks 1-3"; fi
     scenario batched-barrier-vs-bcast "$n" fail -- barrier_bcast <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 0 of $n)
+mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
+mpix-check:   rank $l: MPI_Barrier (call #1 on this communicator)
 (world rank $((n - 1))): not arrived: inside MPI_Barrier (call #1 on MPI_COMM_WORLD), MPI's own call
 EOF2
     scenario batched-barrier-vs-bcast-late "$n" fail -- barrier_bcast_late <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #3 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 0 of $n)
+mpix-check:   $others: MPI_Bcast (call #3 on this communicator)
+mpix-check:   rank $l: MPI_Barrier (call #3 on this communicator)
 (world rank $((n - 1))): not arrived: inside MPI_Barrier (call #3 on MPI_COMM_WORLD), MPI's own call
 EOF2
     scenario batched-bcast-vs-ibcast "$n" fail -- bcast_ibcast <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 0 of $n)
+mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
+mpix-check:   rank $l: MPI_Ibcast (call #1 on this communicator)
 (world rank $((n - 1))): not arrived: waiting in MPI_Ibcast (call #1 on MPI_COMM_WORLD)
 EOF2
     scenario batched-allreduce-vs-iallreduce "$n" fail -- allreduce_iallreduce <<EOF2
 mpix-check: MPI_Iallreduce on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 1 of $n)
+mpix-check:   $evens: MPI_Allreduce (call #1 on this communicator)
+mpix-check:   $odds: MPI_Iallreduce (call #1 on this communicator)
 not arrived: inside MPI_Allreduce (call #1 on MPI_COMM_WORLD), MPI's own call
 EOF2
     scenario batched-barrier-vs-ibarrier "$n" fail -- barrier_ibarrier <<EOF2
 mpix-check: MPI_Ibarrier on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 0 of $n)
+mpix-check:   rank 0: MPI_Ibarrier (call #1 on this communicator)
+mpix-check:   $ones: MPI_Barrier (call #1 on this communicator)
 $ones (world $ones): not arrived: inside MPI_Barrier (call #1 on MPI_COMM_WORLD), MPI's own call
 EOF2
 done

@@ -79,7 +79,7 @@ impl Call {
 
     pub(crate) fn name(&self) -> String {
         if let Some(op) = self.operation {
-            return format!("{op} (the first type exchange call on a communicator is collective)");
+            return crate::record::operation_name(op);
         }
         let name = self.coll.name(self.form);
         if self.large {
@@ -528,14 +528,13 @@ fn label(st: &State, m: usize) -> String {
     }
 }
 
-/// "ranks 0-2, 5", or per group on an intercommunicator.
+/// "ranks 0-2, 5" (with their world ranks where they differ), or per
+/// group on an intercommunicator. Slow path only: it asks MPI for the
+/// groups.
 fn rank_set(st: &State, ranks: &[usize]) -> String {
-    let text = |r: &[usize]| {
-        let s = if r.len() == 1 { "rank" } else { "ranks" };
-        format!("{s} {}", ranks_text(r))
-    };
+    let text = |r: &[usize]| rank_group(r, &[]);
     let Some(x) = &st.inter else {
-        return format!("{}{}", text(ranks), world_ranks(st, ranks));
+        return rank_group(ranks, &mpi::channel::members(mpi::bits(st.dup)));
     };
     let side = |local: bool| -> Vec<usize> {
         let mut v: Vec<usize> = ranks
@@ -552,24 +551,6 @@ fn rank_set(st: &State, ranks: &[usize]) -> String {
         .map(|(v, g)| format!("{g} group {}", text(&v)))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// " (world ranks 4-6)" for `ranks` of a communicator whose ranks are not
-/// the world's own (empty on MPI_COMM_WORLD and its duplicates, and when
-/// MPI cannot say). Slow path only: it asks MPI for the groups.
-fn world_ranks(st: &State, ranks: &[usize]) -> String {
-    let m = mpi::channel::members(mpi::bits(st.dup));
-    if m.is_empty() || m.iter().enumerate().all(|(i, &w)| w == i as i32) {
-        return String::new();
-    }
-    let mut w: Vec<usize> = ranks
-        .iter()
-        .filter_map(|&r| m.get(r).copied())
-        .filter_map(|w| usize::try_from(w).ok())
-        .collect();
-    w.sort_unstable();
-    let s = if w.len() == 1 { "" } else { "s" };
-    format!(" (world rank{s} {})", ranks_text(&w))
 }
 
 fn base_report(call: &Call, st: &State, kind: &'static str, summary: String) -> Report {
@@ -851,6 +832,7 @@ pub(crate) fn enabled(call: &mut Call) -> Option<&'static mut State> {
 pub(crate) fn arm(call: &Call, st: &State, phase: Phase) -> Option<crate::waiting::Guard> {
     crate::waiting::arm(Waiting {
         call: call.coll as u64 | call.form.bits(),
+        operation: call.operation,
         seq: st.seq,
         comm: st.comm,
         id: st.id,

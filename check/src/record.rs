@@ -722,6 +722,31 @@ fn signature_finding(coll: Coll, recs: &[Record]) -> Option<Finding> {
     }
 }
 
+/// The type exchange's operation `op` at its collective point, as a
+/// report names the call.
+pub fn operation_name(op: &str) -> String {
+    format!("{op} (the first type exchange call on a communicator is collective)")
+}
+
+/// "rank 1" or "ranks 0-2", with " (world ranks 4-6)" when the world
+/// ranks of the communicator's members (`world`, by rank; empty: not
+/// known) are not the ranks themselves.
+pub fn rank_group(ranks: &[usize], world: &[i32]) -> String {
+    let s = if ranks.len() == 1 { "" } else { "s" };
+    let text = format!("rank{s} {}", ranks_text(ranks));
+    if world.is_empty() || world.iter().enumerate().all(|(i, &w)| w == i as i32) {
+        return text;
+    }
+    let mut w: Vec<usize> = ranks
+        .iter()
+        .filter_map(|&r| world.get(r).copied())
+        .filter_map(|w| usize::try_from(w).ok())
+        .collect();
+    w.sort_unstable();
+    let s = if w.len() == 1 { "" } else { "s" };
+    format!("{text} (world rank{s} {})", ranks_text(&w))
+}
+
 /// "0", "1, 3" or "0-2, 5".
 pub fn ranks_text(ranks: &[usize]) -> String {
     let mut parts = Vec::new();

@@ -34,6 +34,9 @@ impl Phase {
 #[derive(Debug, Clone, Copy)]
 pub struct Waiting {
     pub call: u64,
+    /// The library operation whose collective point the call is
+    /// (`Call::operation`).
+    pub operation: Option<&'static str>,
     pub seq: u64,
     /// The user communicator's (window's, file's) handle bits.
     pub comm: u64,

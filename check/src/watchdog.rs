@@ -17,7 +17,7 @@
 
 use crate::mpi::channel::{self, Answer};
 use crate::names::name_of;
-use crate::record::{ranks_text, Coll};
+use crate::record::{rank_group, ranks_text, Coll};
 use crate::report::{config, Mode, Report};
 use crate::waiting::{current, Waiting};
 use std::collections::HashMap;
@@ -276,6 +276,20 @@ struct Sorted {
     /// The world ranks in a check on this communicator at this number
     /// (they time out and find the same).
     in_checks: Vec<i32>,
+    /// The calls made at this number on this communicator, where known
+    /// (this rank's, those in a check, those inside MPI's own call): each
+    /// call's code and its ranks.
+    calls: Vec<(u64, Vec<usize>)>,
+}
+
+impl Sorted {
+    /// Rank `r` is in the call `code` at this number.
+    fn at_number(&mut self, code: u64, r: usize) {
+        match self.calls.iter_mut().find(|c| c.0 == code) {
+            Some(c) => c.1.push(r),
+            None => self.calls.push((code, vec![r])),
+        }
+    }
 }
 
 fn sort_answers(
@@ -291,6 +305,7 @@ fn sort_answers(
     let ask_until = Instant::now() + Duration::from_secs(2);
     for (r, &world) in members.iter().enumerate() {
         if world == me {
+            out.at_number(w.call, r);
             continue;
         }
         let text = match answers.get(&world) {
@@ -300,6 +315,7 @@ fn sort_answers(
             }
             Some(a) if a.wait.is_none() && a.id == w.id && a.call == w.call && a.seq == w.seq => {
                 out.in_checks.push(world);
+                out.at_number(w.call, r);
                 "in this check too (arrived)".to_string()
             }
             Some(Answer { wait: Some(p), .. }) => {
@@ -311,6 +327,7 @@ fn sort_answers(
                 if a.wait.is_none() && a.id == w.id && a.seq == w.seq {
                     out.differs = true;
                     out.in_checks.push(world);
+                    out.at_number(a.call, r);
                 }
                 format!(
                     "not arrived: waiting in {} (call #{} on {})",
@@ -324,7 +341,10 @@ fn sort_answers(
                 let inside = (Instant::now() < ask_until).then(|| crate::inside::ask(world));
                 match inside.flatten() {
                     Some(i) => {
-                        out.differs |= i.id == w.id && i.seq == w.seq && i.call != w.call;
+                        if i.id == w.id && i.seq == w.seq {
+                            out.differs |= i.call != w.call;
+                            out.at_number(i.call, r);
+                        }
                         inside_text(&i, w, comm)
                     }
                     None => "not arrived: not in any checked call (busy, or blocked outside MPI collectives)"
@@ -349,7 +369,10 @@ fn report(
     answers: &HashMap<i32, Answer>,
     waiter: Waiter,
 ) -> Told {
-    let call = call_name(w.call);
+    let call = match w.operation {
+        Some(op) => crate::record::operation_name(op),
+        None => call_name(w.call),
+    };
     let comm = name_of(w.comm, w.size);
     let me = crate::mpi::world_rank_cached();
     let sorted = sort_answers(w, members, answers, &comm);
@@ -372,10 +395,24 @@ fn report(
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
         return Told::Deferred;
     }
-    let mut details = vec![format!(
+    let mut details = Vec::new();
+    // The ranks' calls as an immediate check names them (on an
+    // intercommunicator, whose check runs on its merged groups, the
+    // lines below say it).
+    if sorted.differs && members.len() == w.size {
+        details.extend(sorted.calls.iter().map(|(code, ranks)| {
+            format!(
+                "{}: {} (call #{} on this communicator)",
+                rank_group(ranks, members),
+                call_name(*code),
+                w.seq
+            )
+        }));
+    }
+    details.push(format!(
         "rank {} is waiting in {call} (call #{} on {comm})",
         w.rank, w.seq
-    )];
+    ));
     if members.is_empty() {
         details.push("(the other ranks could not be asked where they are)".into());
     }

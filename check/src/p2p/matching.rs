@@ -221,11 +221,11 @@ pub fn received(key: Option<(usize, u64)>, status: &MPI_Status) -> Result<(), c_
                 pulled(ch, id, source);
                 return Ok(());
             }
+            let later_done = ch.latest_done > id;
+            ch.latest_done = ch.latest_done.max(id);
             if ch.errors_come_back() {
                 return awaited(ch, id, got, status.MPI_SOURCE);
             }
-            let later_done = ch.latest_done > id;
-            ch.latest_done = ch.latest_done.max(id);
             if !may_check(ch, got, later_done) {
                 return Ok(());
             }
