@@ -305,12 +305,15 @@ mpix-check:   rank $l: MPI_Barrier (call #1 on this communicator)
 EOF2
     # The differences MPI hangs on: a rank inside MPI's own call says
     # which (crate::inside, over TCP); the lowest rank in a check reports,
-    # naming each rank's call as the immediate mode's report does.
+    # naming each rank's call and its call site as the immediate mode's
+    # report does.
     if [ "$n" = 2 ]; then evens="rank 0"; odds="rank 1"; ones="rank 1"; else evens="ranks 0, 2"; odds="ranks 1, 3"; ones="ranks 1-3"; fi
     scenario batched-barrier-vs-bcast "$n" fail -- barrier_bcast <<EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 0 of $n)
 mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
 mpix-check:   rank $l: MPI_Barrier (call #1 on this communicator)
+mpix-check:   rank 0 called MPI_Bcast from main at errors.c:
+mpix-check:   rank $l called MPI_Barrier from main at errors.c:
 (world rank $((n - 1))): not arrived: inside MPI_Barrier (call #1 on MPI_COMM_WORLD), MPI's own call
 EOF2
     scenario batched-barrier-vs-bcast-late "$n" fail -- barrier_bcast_late <<EOF2
@@ -323,6 +326,8 @@ EOF2
 mpix-check: MPI_Bcast on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls (MPI hangs on them: found after 3 s) (reported by rank 0 of $n)
 mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
 mpix-check:   rank $l: MPI_Ibcast (call #1 on this communicator)
+mpix-check:   rank 0 called MPI_Bcast from main at errors.c:
+mpix-check:   rank $l called MPI_Ibcast; its check ran in MPI_Wait, called from main at errors.c:
 (world rank $((n - 1))): not arrived: waiting in MPI_Ibcast (call #1 on MPI_COMM_WORLD)
 EOF2
     scenario batched-allreduce-vs-iallreduce "$n" fail -- allreduce_iallreduce <<EOF2

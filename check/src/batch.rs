@@ -345,7 +345,7 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
         // doubling's first step is done by then, the next is posted.
         advance(st);
     }
-    crate::inside::enter(code, st);
+    crate::inside::enter(code, st, site);
     Ok(Checked::Recorded)
 }
 
@@ -542,6 +542,7 @@ fn watched<R>(st: &State, entries: &[Entry], f: impl FnOnce() -> R) -> R {
     };
     let (call, view) = (latest.args.call(), check::view(st, latest.rec.seq));
     let _w = check::arm(&call, &view, Phase::Arguments);
+    crate::waiting::made_at(latest.site);
     f()
 }
 

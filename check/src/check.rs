@@ -570,16 +570,6 @@ fn base_report(call: &Call, st: &State, kind: &'static str, summary: String) -> 
     }
 }
 
-/// A record's call, by name. Call 0 is a batched rank's "no call": it
-/// verified its batch (`crate::batch`) where the others made one more.
-fn call_name(code: u64) -> String {
-    match Coll::from_code(code) {
-        Some((c, form)) => c.name(form),
-        None if code == 0 => "no call (it verified its batch of calls there)".into(),
-        None => format!("an unknown call ({code})"),
-    }
-}
-
 /// The report lines of a finding every rank sees in the records.
 fn group_lines(call: &Call, st: &State, recs: &[Record], f: &Finding) -> (String, Vec<String>) {
     let ranks = |r: &[usize]| rank_set(st, r);
@@ -840,6 +830,7 @@ pub(crate) fn arm(call: &Call, st: &State, phase: Phase) -> Option<crate::waitin
         rank: st.rank,
         size: st.size,
         phase,
+        ra: 0,
     })
 }
 

@@ -616,7 +616,7 @@ fn node_of(a: &Answer) -> Node {
             notes: vec![],
             flags: COLLECTIVE,
             stuck: false,
-            site: String::new(),
+            site: a.site.clone(),
         },
     }
 }

@@ -31,6 +31,8 @@ use std::time::Duration;
 static CALL: AtomicU64 = AtomicU64::new(0);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 static ID: AtomicU64 = AtomicU64::new(0);
+/// The program's return address from the call (`crate::site::caller`).
+static RA: AtomicU64 = AtomicU64::new(0);
 
 /// Every world rank's address, once gathered.
 static PEERS: OnceLock<Vec<Peer>> = OnceLock::new();
@@ -38,17 +40,25 @@ static PEERS: OnceLock<Vec<Peer>> = OnceLock::new();
 /// A rank's entry in the gathered table: its port (0: no helper) and
 /// host name, NUL-padded.
 const ENTRY: usize = 64;
-/// How long an answer may take.
+/// How long an answer may take; its call site, which the helper names
+/// from the return address (reading the program's debug information
+/// the first time), a while longer.
 const PATIENCE: Duration = Duration::from_millis(500);
+const SITE_PATIENCE: Duration = Duration::from_millis(1500);
+/// The longest call site an answer carries (as in the records).
+const SITE_BYTES: u64 = 255;
 
 /// A call another rank is inside.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inside {
     /// The call's code with its form (`Waiting::call`).
     pub call: u64,
     pub seq: u64,
     /// Its communicator's identity (`State::id`).
     pub id: u64,
+    /// Where the program made it (`crate::site::call_site`'s form; empty:
+    /// not known).
+    pub site: String,
 }
 
 struct Peer {
@@ -57,19 +67,17 @@ struct Peer {
 }
 
 /// This rank enters MPI's own call `call` (code and form), number `seq` on
-/// `st`'s communicator. Three stores: the hot path of a batched call.
-pub fn enter(call: u64, st: &State) {
-    publish(Inside {
-        call,
-        seq: st.seq,
-        id: st.id,
-    });
+/// `st`'s communicator, made by the program at return address `ra`. Four
+/// stores: the hot path of a batched call.
+pub fn enter(call: u64, st: &State, ra: usize) {
+    publish(call, st.seq, st.id, ra);
 }
 
-fn publish(i: Inside) {
-    SEQ.store(i.seq, Ordering::Relaxed);
-    ID.store(i.id, Ordering::Relaxed);
-    CALL.store(i.call, Ordering::Release);
+fn publish(call: u64, seq: u64, id: u64, ra: usize) {
+    SEQ.store(seq, Ordering::Relaxed);
+    ID.store(id, Ordering::Relaxed);
+    RA.store(ra as u64, Ordering::Relaxed);
+    CALL.store(call, Ordering::Release);
 }
 
 /// This rank left the call.
@@ -114,7 +122,9 @@ fn peer(entry: &[u8]) -> Peer {
     }
 }
 
-/// The helper: answers each connection with the call this rank is inside.
+/// The helper: answers each connection with the call this rank is
+/// inside (three words), then where the program made it (text, to the
+/// end of the stream).
 fn serve(listener: TcpListener) {
     for stream in listener.incoming() {
         let Ok(mut s) = stream else { continue };
@@ -124,12 +134,17 @@ fn serve(listener: TcpListener) {
             SEQ.load(Ordering::Relaxed),
             ID.load(Ordering::Relaxed),
         ];
+        let ra = RA.load(Ordering::Relaxed) as usize;
         let mut out = [0u8; 24];
         for (i, w) in words.iter().enumerate() {
             out[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
         }
         let _ = s.set_write_timeout(Some(PATIENCE));
-        let _ = s.write_all(&out);
+        if s.write_all(&out).is_err() || call == 0 || ra == 0 {
+            continue;
+        }
+        let site = crate::site::caller_site(&crate::record::call_name(call), ra);
+        let _ = s.write_all(&site.as_bytes()[..site.len().min(SITE_BYTES as usize)]);
     }
 }
 
@@ -158,10 +173,21 @@ fn ask_at(p: &Peer, me: &Peer) -> Option<Inside> {
     let mut b = [0u8; 24];
     s.read_exact(&mut b).ok()?;
     let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
-    (word(0) != 0).then(|| Inside {
+    if word(0) == 0 {
+        return None;
+    }
+    let mut site = Vec::new();
+    let whole = s.set_read_timeout(Some(SITE_PATIENCE)).is_ok()
+        && s.take(SITE_BYTES).read_to_end(&mut site).is_ok();
+    Some(Inside {
         call: word(0),
         seq: word(1),
         id: word(2),
+        site: if whole {
+            String::from_utf8_lossy(&site).into_owned()
+        } else {
+            String::new()
+        },
     })
 }
 
@@ -184,9 +210,18 @@ mod tests {
             call: 7,
             seq: 42,
             id: 9,
+            site: String::new(),
         };
-        publish(i);
+        publish(7, 42, 9, 0);
         assert_eq!(ask_at(&here(port), &here(0)), Some(i));
+        // With the program's return address, the helper names the call
+        // and its site, as this process names them.
+        let ra = serve as usize + 1;
+        publish(7, 42, 9, ra);
+        let site = ask_at(&here(port), &here(0)).unwrap().site;
+        let name = crate::record::call_name(7);
+        assert!(site.starts_with(&format!("{name}\t")), "{site}");
+        assert_eq!(site, crate::site::caller_site(&name, ra));
         leave();
         assert_eq!(ask_at(&here(port), &here(0)), None);
     }

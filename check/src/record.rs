@@ -722,6 +722,17 @@ fn signature_finding(coll: Coll, recs: &[Record]) -> Option<Finding> {
     }
 }
 
+/// A record's call (its code with its form, `Coll::from_code`), as a
+/// report names it. Call 0 is a batched rank's "no call": it verified its
+/// batch (`crate::batch`) where the others made one more.
+pub fn call_name(code: u64) -> String {
+    match Coll::from_code(code) {
+        Some((c, form)) => c.name(form),
+        None if code == 0 => "no call (it verified its batch of calls there)".into(),
+        None => format!("an unknown call ({code})"),
+    }
+}
+
 /// The type exchange's operation `op` at its collective point, as a
 /// report names the call.
 pub fn operation_name(op: &str) -> String {

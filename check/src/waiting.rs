@@ -47,6 +47,10 @@ pub struct Waiting {
     pub rank: usize,
     pub size: usize,
     pub phase: Phase,
+    /// The program's return address from the call, when the check runs
+    /// after it (a batch's verification, `crate::batch`); 0: the check
+    /// runs in the call, found on this thread's stack.
+    pub ra: usize,
 }
 
 thread_local! {
@@ -81,7 +85,59 @@ pub fn phase(p: Phase) {
     }
 }
 
+/// The check this thread waits in is of a call the program made at
+/// return address `ra` (`crate::site::caller`), earlier.
+pub fn made_at(ra: usize) {
+    MINE.with(|m| {
+        if let Some(mut w) = m.get() {
+            w.ra = ra;
+            m.set(Some(w));
+        }
+    });
+}
+
 /// What this thread answers a status query with.
 pub fn current() -> Option<Waiting> {
     MINE.with(|m| m.get())
+}
+
+thread_local! {
+    /// The call site of the check `current` names, once asked: (its
+    /// communicator's identity, number, call), the site.
+    static SITE: std::cell::RefCell<Option<((u64, u64, u64, usize), String)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Where the program made the call of the check this thread waits in
+/// (`crate::site::call_site`'s form: for a nonblocking call's check, the
+/// Wait or Test that completed it; for a batch's, the recorded call's
+/// return address named), found once per check, when another rank asks;
+/// empty when it waits in none. Finding it reads the program's debug
+/// information (some milliseconds, longer the first time).
+pub fn site() -> String {
+    let Some(w) = current() else {
+        return String::new();
+    };
+    if let Some(site) = site_known() {
+        return site;
+    }
+    let site = match w.ra {
+        0 => crate::site::call_site(),
+        ra => crate::site::caller_site(&crate::record::call_name(w.call), ra),
+    };
+    SITE.with(|s| *s.borrow_mut() = Some((key(&w), site.clone())));
+    site
+}
+
+/// `site`, if it is already found for the check this thread waits in.
+pub fn site_known() -> Option<String> {
+    let w = current()?;
+    SITE.with(|s| match &*s.borrow() {
+        Some((k, site)) if *k == key(&w) => Some(site.clone()),
+        _ => None,
+    })
+}
+
+fn key(w: &Waiting) -> (u64, u64, u64, usize) {
+    (w.id, w.seq, w.call, w.ra)
 }

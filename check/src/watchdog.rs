@@ -17,7 +17,7 @@
 
 use crate::mpi::channel::{self, Answer};
 use crate::names::name_of;
-use crate::record::{rank_group, ranks_text, Coll};
+use crate::record::{call_name, rank_group, ranks_text};
 use crate::report::{config, Mode, Report};
 use crate::waiting::{current, Waiting};
 use std::collections::HashMap;
@@ -227,12 +227,6 @@ fn waited_out(
     Ok(false)
 }
 
-fn call_name(code: u64) -> String {
-    Coll::from_code(code)
-        .map(|(c, nb)| c.name(nb))
-        .unwrap_or_else(|| "an MPI call".into())
-}
-
 /// "rank 1 (world rank 1)", "ranks 2, 3 (world ranks 2, 3)".
 fn who(ranks: &[(usize, i32)]) -> String {
     let r: Vec<usize> = ranks.iter().map(|x| x.0).collect();
@@ -280,6 +274,39 @@ struct Sorted {
     /// (this rank's, those in a check, those inside MPI's own call): each
     /// call's code and its ranks.
     calls: Vec<(u64, Vec<usize>)>,
+    /// Where each rank made its call, where known.
+    sites: Vec<Site>,
+}
+
+/// Where a rank made the call it waits in or is inside.
+struct Site {
+    rank: usize,
+    world: i32,
+    call: u64,
+    /// `crate::site::call_site`'s form (empty: not known).
+    at: String,
+    /// "call #2 on comm1" when the call is not this check's (another
+    /// number, another communicator).
+    elsewhere: Option<String>,
+}
+
+impl Site {
+    /// The report line: "rank 1 called MPI_Bcast from main at a.c:9",
+    /// with the call's place when it is another (`elsewhere`). `full`:
+    /// the check's members are the communicator's ranks (not an
+    /// intercommunicator's merged groups), named by their ranks alone.
+    fn line(&self, full: bool) -> String {
+        let label = if full {
+            format!("rank {}", self.rank)
+        } else {
+            who(&[(self.rank, self.world)])
+        };
+        let line = crate::site::site_line(&label, &call_name(self.call), &self.at);
+        match &self.elsewhere {
+            Some(e) => format!("{line} ({e})"),
+            None => line,
+        }
+    }
 }
 
 impl Sorted {
@@ -306,7 +333,24 @@ fn sort_answers(
     for (r, &world) in members.iter().enumerate() {
         if world == me {
             out.at_number(w.call, r);
+            out.sites.push(Site {
+                rank: r,
+                world,
+                call: w.call,
+                at: crate::waiting::site(),
+                elsewhere: None,
+            });
             continue;
+        }
+        if let Some(a) = answers.get(&world).filter(|a| a.wait.is_none()) {
+            let here = a.id == w.id && a.seq == w.seq;
+            out.sites.push(Site {
+                rank: r,
+                world,
+                call: a.call,
+                at: a.site.clone(),
+                elsewhere: (!here).then(|| format!("call #{} on {}", a.seq, a.name)),
+            });
         }
         let text = match answers.get(&world) {
             // A process of another job (spawned or connected): not asked.
@@ -341,6 +385,15 @@ fn sort_answers(
                 let inside = (Instant::now() < ask_until).then(|| crate::inside::ask(world));
                 match inside.flatten() {
                     Some(i) => {
+                        let on = if i.id == w.id { comm } else { "another communicator" };
+                        out.sites.push(Site {
+                            rank: r,
+                            world,
+                            call: i.call,
+                            at: i.site.clone(),
+                            elsewhere: (i.id != w.id || i.seq != w.seq)
+                                .then(|| format!("call #{} on {on}", i.seq)),
+                        });
                         if i.id == w.id && i.seq == w.seq {
                             out.differs |= i.call != w.call;
                             out.at_number(i.call, r);
@@ -409,6 +462,10 @@ fn report(
             )
         }));
     }
+    // Each rank's call site, where known, as the immediate report gives it.
+    let full = members.len() == w.size;
+    let known = sorted.sites.iter().filter(|s| !s.at.is_empty());
+    details.extend(known.map(|s| s.line(full)));
     details.push(format!(
         "rank {} is waiting in {call} (call #{} on {comm})",
         w.rank, w.seq

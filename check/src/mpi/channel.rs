@@ -74,6 +74,9 @@ pub struct Answer {
     pub seq: u64,
     /// Its name of the communicator it waits on.
     pub name: String,
+    /// Where the program made the call whose check it waits in
+    /// (`crate::site::call_site`'s form; empty: not known).
+    pub site: String,
     /// A collective check's phase, and the world ranks of its communicator.
     pub phase: u64,
     pub members: Vec<i32>,
@@ -213,36 +216,52 @@ fn count_query(rank: i32) {
 }
 
 /// Answers the queries that arrived: with the check this thread waits
-/// in, else with `describe` (its point-to-point wait, `crate::hang`).
+/// in, else with `describe` (its point-to-point wait, `crate::hang`). A
+/// check's call site, found the first time it is asked for (which can
+/// take longer than the asker waits), follows in a second answer.
 pub fn answer_queries(describe: fn() -> Option<Wait>) {
     let Some(comm) = channel() else { return };
     while let Some((source, q)) = take(comm, TAG_QUERY) {
         count_query(source);
         let serial = words(&q).first().copied().unwrap_or(0);
-        let mut out = Vec::new();
         if let Some(w) = crate::waiting::current() {
-            for x in [serial, w.id, w.call, w.seq, w.phase as u64] {
-                out.extend_from_slice(&x.to_le_bytes());
-            }
-            put_str(&mut out, &crate::names::name_of(w.comm, w.size));
-            out.push(0);
-            let m = members(w.dup);
-            out.extend_from_slice(&(m.len() as u32).to_le_bytes());
-            for r in m {
-                out.extend_from_slice(&r.to_le_bytes());
+            let known = crate::waiting::site_known();
+            let first = known.is_some();
+            post(comm, source, TAG_ANSWER, check_answer(serial, &w, known));
+            if !first {
+                let site = Some(crate::waiting::site());
+                post(comm, source, TAG_ANSWER, check_answer(serial, &w, site));
             }
         } else if let Some(p) = describe() {
+            let mut out = Vec::new();
             for x in [serial, 0, 0, 0, 0] {
                 out.extend_from_slice(&x.to_le_bytes());
             }
             put_str(&mut out, "");
+            put_str(&mut out, "");
             out.push(1);
             p.encode(&mut out);
-        } else {
-            continue;
+            post(comm, source, TAG_ANSWER, out);
         }
-        post(comm, source, TAG_ANSWER, out);
     }
+}
+
+/// The answer of a rank waiting in check `w`, with its call site if
+/// `site` is known.
+fn check_answer(serial: u64, w: &crate::waiting::Waiting, site: Option<String>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for x in [serial, w.id, w.call, w.seq, w.phase as u64] {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    put_str(&mut out, &crate::names::name_of(w.comm, w.size));
+    put_str(&mut out, &site.unwrap_or_default());
+    out.push(0);
+    let m = members(w.dup);
+    out.extend_from_slice(&(m.len() as u32).to_le_bytes());
+    for r in m {
+        out.extend_from_slice(&r.to_le_bytes());
+    }
+    out
 }
 
 /// The answers to query `serial` that arrived.
@@ -267,6 +286,7 @@ fn decode(source: c_int, serial: u64, b: &[u8]) -> Option<Answer> {
     }
     let (id, call, seq, phase) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
     let name = r.str()?;
+    let site = r.str()?;
     let (mut members, mut wait) = (vec![], None);
     if r.u8()? == 0 {
         let n = r.u32()? as usize;
@@ -282,6 +302,7 @@ fn decode(source: c_int, serial: u64, b: &[u8]) -> Option<Answer> {
         call,
         seq,
         name,
+        site,
         phase,
         members,
         wait,

@@ -379,14 +379,35 @@ fn pulled(ch: &mut Channel, id: u64, source: c_int) {
     if ch.batches.is_none() || !waiting(ch) {
         return;
     }
+    pull_until(ch, source, waiting, |ch| {
+        let _ = poll_and_drain(ch);
+    });
+}
+
+/// Asks `source` for the companions it keeps (`Batches::pull`), then
+/// makes `step` until `waiting` is over, `PULL_WAIT` at most.
+fn pull_until(
+    ch: &mut Channel,
+    source: c_int,
+    waiting: impl Fn(&Channel) -> bool,
+    mut step: impl FnMut(&mut Channel),
+) {
     let dup = ch.dup;
     if let Some(b) = ch.batches.as_mut() {
         b.pull(dup, source);
     }
     let deadline = std::time::Instant::now() + PULL_WAIT;
     while waiting(ch) && std::time::Instant::now() < deadline {
-        let _ = poll_and_drain(ch);
+        step(ch);
         std::thread::yield_now();
+    }
+}
+
+/// The batches arrived taken in, no receive checked (`awaited`).
+fn poll_only(ch: &mut Channel) {
+    let dup = ch.dup;
+    if let Some(b) = ch.batches.as_mut() {
+        b.poll(dup);
     }
 }
 
@@ -403,29 +424,17 @@ const SPINS: u32 = 10_000;
 /// that (source, tag) is here: if an earlier receive takes it, this one
 /// is checked after that one, as in any mode.
 fn awaited(ch: &mut Channel, id: u64, got: (c_int, c_int), source: c_int) -> Result<(), c_int> {
-    let dup = ch.dup;
     let missing = |ch: &Channel| {
         ch.queue.iter().any(|r| r.id == id)
             && ch.batches.as_ref().is_some_and(|b| !b.has(got.0, got.1))
     };
     let mut spins = 0;
     while missing(ch) && spins < SPINS {
-        if let Some(b) = ch.batches.as_mut() {
-            b.poll(dup);
-        }
+        poll_only(ch);
         spins += 1;
     }
     if missing(ch) {
-        if let Some(b) = ch.batches.as_mut() {
-            b.pull(dup, source);
-        }
-        let deadline = std::time::Instant::now() + PULL_WAIT;
-        while missing(ch) && std::time::Instant::now() < deadline {
-            if let Some(b) = ch.batches.as_mut() {
-                b.poll(dup);
-            }
-            std::thread::yield_now();
-        }
+        pull_until(ch, source, missing, poll_only);
     }
     drain(ch)
 }
@@ -438,10 +447,7 @@ pub(super) fn matches(r: &Rec, source: c_int, tag: c_int) -> bool {
 
 /// `drain`, the batches arrived taken first (batched mode).
 pub(super) fn poll_and_drain(ch: &mut Channel) -> Result<(), c_int> {
-    let dup = ch.dup;
-    if let Some(b) = ch.batches.as_mut() {
-        b.poll(dup);
-    }
+    poll_only(ch);
     drain(ch)
 }
 
