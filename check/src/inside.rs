@@ -216,7 +216,7 @@ mod tests {
         assert_eq!(ask_at(&here(port), &here(0)), Some(i));
         // With the program's return address, the helper names the call
         // and its site, as this process names them.
-        let ra = serve as usize + 1;
+        let ra = serve as fn(TcpListener) as usize + 1;
         publish(7, 42, 9, ra);
         let site = ask_at(&here(port), &here(0)).unwrap().site;
         let name = crate::record::call_name(7);

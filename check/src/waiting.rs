@@ -102,9 +102,8 @@ pub fn current() -> Option<Waiting> {
 }
 
 thread_local! {
-    /// The call site of the check `current` names, once asked: (its
-    /// communicator's identity, number, call), the site.
-    static SITE: std::cell::RefCell<Option<((u64, u64, u64, usize), String)>> =
+    /// The call site of the check `current` names, once asked (`site`).
+    static SITE: std::cell::RefCell<Option<(Key, String)>> =
         const { std::cell::RefCell::new(None) };
 }
 
@@ -138,6 +137,10 @@ pub fn site_known() -> Option<String> {
     })
 }
 
-fn key(w: &Waiting) -> (u64, u64, u64, usize) {
+/// Which check a found site is of: its communicator's identity, number,
+/// call and return address.
+type Key = (u64, u64, u64, usize);
+
+fn key(w: &Waiting) -> Key {
     (w.id, w.seq, w.call, w.ra)
 }
