@@ -112,7 +112,8 @@ thread_local! {
 /// Wait or Test that completed it; for a batch's, the recorded call's
 /// return address named), found once per check, when another rank asks;
 /// empty when it waits in none. Finding it reads the program's debug
-/// information (some milliseconds, longer the first time).
+/// information, which can take longer than another rank waits for an
+/// answer (`crate::mpi::channel::answer_queries` answers first without it).
 pub fn site() -> String {
     let Some(w) = current() else {
         return String::new();

@@ -244,16 +244,28 @@ fn who(ranks: &[(usize, i32)]) -> String {
 
 /// A rank inside MPI's own call (`crate::inside`), as a report says it.
 fn inside_text(i: &crate::inside::Inside, w: &Waiting, comm: &str) -> String {
-    let on = if i.id == w.id {
-        comm.to_string()
-    } else {
-        "another communicator".to_string()
-    };
     format!(
-        "not arrived: inside {} (call #{} on {on}), MPI's own call: recorded by the batched mode, not yet verified",
+        "not arrived: inside {} (call #{} on {}), MPI's own call: recorded by the batched mode, not yet verified",
         call_name(i.call),
-        i.seq
+        i.seq,
+        inside_comm(i, w, comm)
     )
+}
+
+/// The communicator of the call a rank is inside: the check's (`comm`),
+/// or another (its name is not told).
+fn inside_comm<'a>(i: &crate::inside::Inside, w: &Waiting, comm: &'a str) -> &'a str {
+    if i.id == w.id {
+        comm
+    } else {
+        "another communicator"
+    }
+}
+
+/// "call #2 on comm1" for a call (communicator identity `id`, number
+/// `seq`, on `on`) that is not the check's own; None for the check's.
+fn elsewhere(w: &Waiting, id: u64, seq: u64, on: &str) -> Option<String> {
+    (id != w.id || seq != w.seq).then(|| format!("call #{seq} on {on}"))
 }
 
 /// What the other ranks answered, sorted for a report.
@@ -343,13 +355,12 @@ fn sort_answers(
             continue;
         }
         if let Some(a) = answers.get(&world).filter(|a| a.wait.is_none()) {
-            let here = a.id == w.id && a.seq == w.seq;
             out.sites.push(Site {
                 rank: r,
                 world,
                 call: a.call,
                 at: a.site.clone(),
-                elsewhere: (!here).then(|| format!("call #{} on {}", a.seq, a.name)),
+                elsewhere: elsewhere(w, a.id, a.seq, &a.name),
             });
         }
         let text = match answers.get(&world) {
@@ -385,14 +396,12 @@ fn sort_answers(
                 let inside = (Instant::now() < ask_until).then(|| crate::inside::ask(world));
                 match inside.flatten() {
                     Some(i) => {
-                        let on = if i.id == w.id { comm } else { "another communicator" };
                         out.sites.push(Site {
                             rank: r,
                             world,
                             call: i.call,
                             at: i.site.clone(),
-                            elsewhere: (i.id != w.id || i.seq != w.seq)
-                                .then(|| format!("call #{} on {on}", i.seq)),
+                            elsewhere: elsewhere(w, i.id, i.seq, inside_comm(&i, w, comm)),
                         });
                         if i.id == w.id && i.seq == w.seq {
                             out.differs |= i.call != w.call;

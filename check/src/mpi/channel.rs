@@ -226,11 +226,11 @@ pub fn answer_queries(describe: fn() -> Option<Wait>) {
         let serial = words(&q).first().copied().unwrap_or(0);
         if let Some(w) = crate::waiting::current() {
             let known = crate::waiting::site_known();
-            let first = known.is_some();
-            post(comm, source, TAG_ANSWER, check_answer(serial, &w, known));
-            if !first {
-                let site = Some(crate::waiting::site());
-                post(comm, source, TAG_ANSWER, check_answer(serial, &w, site));
+            let site = known.as_deref().unwrap_or("");
+            post(comm, source, TAG_ANSWER, check_answer(serial, &w, site));
+            if known.is_none() {
+                let site = crate::waiting::site();
+                post(comm, source, TAG_ANSWER, check_answer(serial, &w, &site));
             }
         } else if let Some(p) = describe() {
             let mut out = Vec::new();
@@ -246,15 +246,15 @@ pub fn answer_queries(describe: fn() -> Option<Wait>) {
     }
 }
 
-/// The answer of a rank waiting in check `w`, with its call site if
-/// `site` is known.
-fn check_answer(serial: u64, w: &crate::waiting::Waiting, site: Option<String>) -> Vec<u8> {
+/// The answer of a rank waiting in check `w`, with its call site (empty:
+/// not found yet).
+fn check_answer(serial: u64, w: &crate::waiting::Waiting, site: &str) -> Vec<u8> {
     let mut out = Vec::new();
     for x in [serial, w.id, w.call, w.seq, w.phase as u64] {
         out.extend_from_slice(&x.to_le_bytes());
     }
     put_str(&mut out, &crate::names::name_of(w.comm, w.size));
-    put_str(&mut out, &site.unwrap_or_default());
+    put_str(&mut out, site);
     out.push(0);
     let m = members(w.dup);
     out.extend_from_slice(&(m.len() as u32).to_le_bytes());
