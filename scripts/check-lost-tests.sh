@@ -45,6 +45,12 @@ EOF2
 $head: 1 message sent to world rank $l was never received (reported by rank $l of $n)
 mpix-check:   1 message from rank 0 (world rank 0) on MPI_COMM_WORLD, tag 5: (count, datatype) = 2 x a derived datatype (MPI_COMBINER_VECTOR): 6 elements, 24 bytes
 EOF2
+    # In the batched mode the companions of one batch name a derived
+    # type by one reference, counted by the first.
+    scenario batched-derived "$n" fail MPIX_CHECK_VERIFY=batched -- derived 3 <<EOF2
+$head: 3 messages sent to world rank $l were never received (reported by rank $l of $n)
+mpix-check:   3 messages from rank 0 (world rank 0) on MPI_COMM_WORLD, tag 5: (count, datatype) = 2 x a derived datatype (MPI_COMBINER_VECTOR): 6 elements, 24 bytes each
+EOF2
     scenario dup "$n" fail -- dup <<EOF2
 $head: 1 message sent to world rank $l was never received (reported by rank $l of $n)
 mpix-check:   1 message from rank 0 (world rank 0) on mydup, tag 4: (count, datatype) = 5 x MPI_SHORT: 5 elements, 10 bytes

@@ -63,6 +63,26 @@ mpix-check:   rank 0 sends (count, datatype) = 1 x a derived datatype (MPI_COMBI
 mpix-check:     rank 0 has MPI_INT at MPI_COMBINER_STRUCT member 0, copy 0 > MPI_INT
 mpix-check:     rank $l has MPI_DOUBLE at MPI_COMBINER_STRUCT member 0, copy 0 > MPI_DOUBLE
 EOF2
+    # The third message of one derived type (in the batched mode, its
+    # companion names the type by the reference the first one counted).
+    scenario "${p}struct-repeat" "$n" fail -- struct_repeat <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #3 there: the type signatures do not match: the message from rank 0 with tag 3 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 1 x a derived datatype "int_double" (MPI_COMBINER_STRUCT): 2 elements
+mpix-check:     rank 0 has MPI_INT at MPI_COMBINER_STRUCT member 0, copy 0 > MPI_INT
+mpix-check:     rank $l has MPI_DOUBLE at MPI_COMBINER_STRUCT member 0, copy 0 > MPI_DOUBLE
+EOF2
+    # A derived type freed and another made in its place, or the type
+    # renamed, between two messages (of one batch in the batched mode).
+    scenario "${p}freed-repeat" "$n" fail -- freed_repeat <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #2 there: the type signatures do not match: the message from rank 0 with tag 3 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 1 x a derived datatype "second" (MPI_COMBINER_CONTIGUOUS): 2 elements
+mpix-check:   rank $l receives (count, datatype) = 2 x MPI_FLOAT: at most 2 elements
+EOF2
+    scenario "${p}renamed-repeat" "$n" fail -- renamed_repeat <<EOF2
+mpix-check: MPI_Recv on MPI_COMM_WORLD, call #2 there: the type signatures do not match: the message from rank 0 with tag 3 (reported by rank $l of $n)
+mpix-check:   rank 0 sends (count, datatype) = 1 x a derived datatype "second" (MPI_COMBINER_CONTIGUOUS): 3 elements
+mpix-check:   rank $l receives (count, datatype) = 3 x MPI_FLOAT: at most 3 elements
+EOF2
     scenario "${p}int-as-bytes" "$n" fail -- int_bytes <<EOF2
 mpix-check: MPI_Recv on MPI_COMM_WORLD, call #1 there: the type signature of the message does not match the start of the receive's: the message from rank 0 with tag 0 (reported by rank $l of $n)
 mpix-check:   rank $l receives (count, datatype) = 4 x MPI_BYTE: at most 4 elements

@@ -319,6 +319,22 @@ pub fn resolve_type(
     })
 }
 
+/// The type a reference from rank `source` of `comm` names, lent as
+/// `resolve_type` lends it, without counting the reference as received:
+/// for a reference sent more than once whose count travels with one of
+/// its uses (the checker's batches name a type's reference once per
+/// batch). Fails as `resolve_type` does, and when the sender evicted the
+/// entry and every counted use of it has come.
+pub fn resolve_type_uncounted(
+    reference: &[u8],
+    source: i32,
+    comm: crate::mpi::comm::Comm,
+) -> Result<Datatype> {
+    own("MPIX_Type_resolve", || {
+        crate::exchange::resolve_uncounted(reference, source, comm)
+    })
+}
+
 /// Counts a reference from rank `source` of `comm` as received, as
 /// `resolve_type` does, without making or lending its type (a receiver
 /// that needs the type only for a report resolves only then: each

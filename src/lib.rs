@@ -36,8 +36,8 @@ mod unmarshal;
 pub use api::{
     as_library_operation, bcast_type, consume_reference, exchange_counters, in_library_operation,
     library_collective_point, marshal, marshal_into, marshal_size, predefined_code,
-    predefined_datatype, read, recv_type, release_type, resolve_type, send_type,
-    set_type_cache_limit, setup_type_exchange, signature_count, signature_hash,
+    predefined_datatype, read, recv_type, release_type, resolve_type, resolve_type_uncounted,
+    send_type, set_type_cache_limit, setup_type_exchange, signature_count, signature_hash,
     signature_prefix_hash, signature_prefix_summary, stream_checksum, stream_signature_hash,
     type_reference, type_tree, unmarshal, write, ReceivedType, Representation, TYPE_REFERENCE_SIZE,
 };

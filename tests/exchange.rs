@@ -15,7 +15,8 @@ use mpix_marshal::testing::exchange::{self, wire};
 use mpix_marshal::testing::mpi::sys as ffi;
 use mpix_marshal::{
     bcast_type, consume_reference, exchange_counters, marshal, recv_type, release_type,
-    resolve_type, send_type, type_reference, Comm, Error, Representation, TYPE_REFERENCE_SIZE,
+    resolve_type, resolve_type_uncounted, send_type, type_reference, Comm, Error, Representation,
+    TYPE_REFERENCE_SIZE,
 };
 use std::os::raw::{c_int, c_void};
 use std::sync::Mutex;
@@ -572,6 +573,37 @@ fn a_consumed_reference_is_counted_without_making_its_type() {
         consume_reference(&ry, any, c),
         Err(Error::InvalidArgument(_))
     ));
+    free_comm(c);
+    assert_eq!(exchange::cached_handles(), held);
+    assert_eq!(pmpi::live(), live, "handles left behind");
+    free(x);
+    free(y);
+}
+
+#[test]
+fn an_uncounted_resolve_leaves_the_entry_to_its_counted_references() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (c, held, x, y) = one_type_cache();
+    let live = pmpi::live();
+    // One counted reference to x, used uncounted first.
+    let rx = type_reference(x, 0, c).unwrap();
+    let a = resolve_type_uncounted(&rx, 0, c).unwrap();
+    assert_same("x, uncounted", x, a, true);
+    release_type(a).unwrap();
+    // y evicts x after its one reference, which has not been counted
+    // here: x's entry stays.
+    let ry = type_reference(y, 0, c).unwrap();
+    let ly = resolve_type(&ry, 0, c).unwrap();
+    release_type(ly).unwrap();
+    let b = resolve_type_uncounted(&rx, 0, c).unwrap();
+    assert_same("x, uncounted after its eviction", x, b, true);
+    release_type(b).unwrap();
+    // Its count comes: the entry goes.
+    consume_reference(&rx, 0, c).unwrap();
+    match resolve_type_uncounted(&rx, 0, c) {
+        Err(Error::Exchange(m)) => assert!(m.contains("evicted before"), "{m}"),
+        other => panic!("x's reference after its count: {other:?}"),
+    }
     free_comm(c);
     assert_eq!(exchange::cached_handles(), held);
     assert_eq!(pmpi::live(), live, "handles left behind");

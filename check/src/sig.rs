@@ -30,6 +30,16 @@ pub(crate) struct TypeSig {
 /// another type, so the per-thread caches of type signatures start over.
 pub static TYPES_FREED: AtomicU64 = AtomicU64::new(0);
 
+/// Bumped by every `MPI_Type_set_name`: what names a type by a kept
+/// reference (`crate::p2p`'s batches) makes a new one.
+pub static TYPES_RENAMED: AtomicU64 = AtomicU64::new(0);
+
+/// The frees and renames of types so far: a kept reference to a type is
+/// good while this is unchanged.
+pub(crate) fn type_changes() -> u64 {
+    TYPES_FREED.load(Ordering::Acquire) + TYPES_RENAMED.load(Ordering::Acquire)
+}
+
 thread_local! {
     /// The frees this thread made as the checker's or the library's own
     /// calls (`crate::internal`), of the `TYPES_FREED` count.

@@ -641,7 +641,9 @@ pub fn recv(source: c_int, tag: c_int, c: Comm) -> Result<(Datatype, Status)> {
     let (bytes, status) = comm::mrecv(matched)?;
     let from = status.MPI_SOURCE;
     let reference = Reference::decode(&bytes)?;
-    let description = with_entry(&ex, from, &reference, |e| Ok(e.description.clone()))?;
+    let description = with_entry(&ex, from, &reference, Counted::Yes, |e| {
+        Ok(e.description.clone())
+    })?;
     let t = crate::unmarshal::bytes::unmarshal(description.rep, &description.bytes)?;
     Ok((t, status))
 }
@@ -649,8 +651,25 @@ pub fn recv(source: c_int, tag: c_int, c: Comm) -> Result<(Datatype, Status)> {
 /// `MPIX_Type_resolve`: the committed type a reference from `source`
 /// names, lent by the cache until `release`.
 pub fn resolve(bytes: &[u8], source: c_int, c: Comm) -> Result<Datatype> {
+    lend(bytes, source, c, Counted::Yes)
+}
+
+/// `resolve` without counting the reference as received: for a
+/// reference whose count another use carries.
+pub fn resolve_uncounted(bytes: &[u8], source: c_int, c: Comm) -> Result<Datatype> {
+    lend(bytes, source, c, Counted::No)
+}
+
+/// Whether a use of a reference counts it as received.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    Yes,
+    No,
+}
+
+fn lend(bytes: &[u8], source: c_int, c: Comm, counted: Counted) -> Result<Datatype> {
     let (ex, reference) = referenced(bytes, source, c)?;
-    with_entry(&ex, source, &reference, |e| {
+    with_entry(&ex, source, &reference, counted, |e| {
         let bits = match e.handle {
             Some(bits) => bits,
             None => {
@@ -670,7 +689,7 @@ pub fn resolve(bytes: &[u8], source: c_int, c: Comm) -> Result<Datatype> {
 /// type only now and then (a checker's report).
 pub fn consume(bytes: &[u8], source: c_int, c: Comm) -> Result<()> {
     let (ex, reference) = referenced(bytes, source, c)?;
-    with_entry(&ex, source, &reference, |_| Ok(()))
+    with_entry(&ex, source, &reference, Counted::Yes, |_| Ok(()))
 }
 
 /// The exchange on `c` and the reference `bytes` from `source`, checked.
@@ -697,11 +716,13 @@ pub fn release_lent(t: Datatype) -> Result<()> {
 
 /// Runs `f` on the entry `reference` names in `from`'s cache, reading
 /// `from`'s definitions up to it first, and counts the reference as
-/// received (an evicted entry goes once all its references have come).
+/// received when `counted` (an evicted entry goes once all its
+/// references have come).
 fn with_entry<R>(
     ex: &Exchange,
     from: c_int,
     reference: &Reference,
+    counted: Counted,
     f: impl FnOnce(&mut RecvEntry) -> Result<R>,
 ) -> Result<R> {
     let mut recvs = lock(&ex.recv);
@@ -726,7 +747,9 @@ fn with_entry<R>(
             hex(&entry.id)
         )));
     }
-    entry.consumed += 1;
+    if counted == Counted::Yes {
+        entry.consumed += 1;
+    }
     let out = f(entry);
     if entry.retired.is_some_and(|total| entry.consumed >= total) {
         state.entries.remove(&reference.seq);

@@ -149,6 +149,17 @@ pub(crate) unsafe fn comm_set_name(comm: MPI_Comm, name: *const c_char) -> c_int
     rc
 }
 
+/// A renamed type is described anew where the checker names it by a
+/// reference it keeps (`crate::sig::TYPES_RENAMED`).
+pub(crate) unsafe fn type_set_name(datatype: MPI_Datatype, name: *const c_char) -> c_int {
+    // SAFETY: the user's arguments.
+    let rc = unsafe { PMPI_Type_set_name(datatype, name as *mut c_char) };
+    if rc == 0 {
+        crate::sig::TYPES_RENAMED.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+    rc
+}
+
 pub(crate) unsafe fn op_create(f: MPI_User_function, commute: c_int, op: *mut MPI_Op) -> c_int {
     // SAFETY: the user's arguments.
     let rc = unsafe { PMPI_Op_create(f, commute, op) };

@@ -51,7 +51,19 @@ struct Outbox {
     keys: Vec<u64>,
     /// The user's send request of each, when nonblocking (`attach`).
     users: Vec<u64>,
+    /// The type references made for the entries (`keep_reference`), by
+    /// type: the batch names each type's reference, counted, once.
+    refs: Vec<(TypeKey, [u8; 16])>,
 }
+
+/// A derived type for `Batches::reference`: its handle's bits and the
+/// number of type frees and renames when it was used (a freed handle may
+/// come back as another type; a renamed one is described anew).
+pub(super) type TypeKey = (u64, u64);
+
+/// The types whose references one outbox keeps; a batch of more derived
+/// types makes a counted reference per message for the others.
+const KEPT_TYPES: usize = 16;
 
 /// A channel's batches: its outboxes and inboxes, one per peer.
 pub(super) struct Batches {
@@ -158,6 +170,23 @@ impl Batches {
         key
     }
 
+    /// The reference an entry of `dest`'s outbox already carries for
+    /// the type `key`, counted.
+    pub(super) fn reference(&self, dest: c_int, key: TypeKey) -> Option<[u8; 16]> {
+        let o = self.out.get(dest as usize)?;
+        o.refs.iter().find(|(k, _)| *k == key).map(|(_, r)| *r)
+    }
+
+    /// Keeps the counted reference `r` of the next entry to `dest`, of
+    /// the type `key`, for the outbox's later entries of that type.
+    pub(super) fn keep_reference(&mut self, dest: c_int, key: TypeKey, r: [u8; 16]) {
+        if let Some(o) = self.out.get_mut(dest as usize) {
+            if o.refs.len() < KEPT_TYPES {
+                o.refs.push((key, r));
+            }
+        }
+    }
+
     /// Sends `dest`'s outbox, if it holds entries.
     fn flush(&mut self, dup: MPI_Comm, dest: usize) {
         self.dirty.retain(|&x| x != dest);
@@ -172,6 +201,7 @@ impl Batches {
         let bytes = bytes.into_boxed_slice();
         o.keys.clear();
         o.users.clear();
+        o.refs.clear();
         self.sent_to[dest] += n;
         self.send(dup, dest as c_int, BATCH_TAG, bytes);
     }

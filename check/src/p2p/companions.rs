@@ -35,8 +35,19 @@ pub(super) const NO_REFERENCE: u64 = 8;
 /// The type is predefined: `reference` holds its portable code (no
 /// exchange: the code names it at the receiver).
 pub(super) const PREDEFINED: u64 = 16;
+/// The reference was counted by an earlier companion of the same batch:
+/// the exchange counts a type's reference once per batch (batched mode;
+/// the receiver resolves it without counting it again).
+pub(super) const REPEAT: u64 = 32;
 
 impl Companion {
+    /// Whether it names a derived type by a reference the exchange counts
+    /// when the receiver uses it (a derived type's first companion in its
+    /// batch, or every one in the immediate mode).
+    pub(super) fn counted(&self) -> bool {
+        self.flags & (PREDEFINED | NO_REFERENCE | REPEAT) == 0
+    }
+
     pub fn encode(&self) -> [u8; LEN] {
         let mut b = [0u8; LEN];
         b[0..8].copy_from_slice(&self.hash.to_le_bytes());
@@ -106,22 +117,12 @@ pub fn sent(
     let ch = channel(comm)?;
     let count = count.into();
     let sig = crate::sig::sig_of(count, t);
-    let (reference, no_ref) = match mpix_marshal::predefined_code(t) {
-        Some(p) => {
-            let mut r = [0u8; 16];
-            r[..2].copy_from_slice(&p.0.to_le_bytes());
-            (r, PREDEFINED)
-        }
-        None => match crate::internal::within(|| mpix_marshal::type_reference(t, dest, ch.dup)) {
-            Ok(r) => (r, 0),
-            Err(_) => ([0u8; 16], NO_REFERENCE),
-        },
-    };
+    let (reference, kind) = reference(ch, t, dest);
     let c = Companion {
         hash: sig.hash,
         elements: sig.count,
         count,
-        flags: (sig.flags & (PACKED | UNKNOWN)) | no_ref,
+        flags: (sig.flags & (PACKED | UNKNOWN)) | kind,
         reference,
     };
     let peer = ch.world.get(dest as usize).copied().unwrap_or(-1);
@@ -164,6 +165,33 @@ pub fn sent(
         reap(false);
     }
     Some(key)
+}
+
+/// What a companion names the type of a send to `dest` by, with its flag:
+/// a predefined type's code; a derived type's reference, made once per
+/// batch and type in the batched mode (`REPEAT` after the first) and per
+/// message in the immediate mode; nothing when the type is not known.
+fn reference(ch: &mut Channel, t: MPI_Datatype, dest: c_int) -> ([u8; 16], u64) {
+    if let Some(p) = mpix_marshal::predefined_code(t) {
+        let mut r = [0u8; 16];
+        r[..2].copy_from_slice(&p.0.to_le_bytes());
+        return (r, PREDEFINED);
+    }
+    // A freed handle may come back as another type, and a renamed type
+    // is described anew: the frees and renames so far are in the key.
+    let key = (mpi::bits(t), crate::sig::type_changes());
+    if let Some(r) = ch.batches.as_ref().and_then(|b| b.reference(dest, key)) {
+        return (r, REPEAT);
+    }
+    match crate::internal::within(|| mpix_marshal::type_reference(t, dest, ch.dup)) {
+        Ok(r) => {
+            if let Some(b) = ch.batches.as_mut() {
+                b.keep_reference(dest, key, r);
+            }
+            (r, 0)
+        }
+        Err(_) => ([0u8; 16], NO_REFERENCE),
+    }
 }
 
 /// The user's send call returned an error: its message does not exist,

@@ -54,10 +54,10 @@
 //! reports.
 
 use super::channels::{channels, lock, world_of, Channel};
-use super::companions::{Companion, NO_REFERENCE, PREDEFINED};
+use super::companions::Companion;
 use super::counts::{counts, pending, world_ranks, PendingSend, PENDING_SENDS};
 use super::matching::drop_arrived;
-use super::verdict::{any_arrived, arrived, recv_companion};
+use super::verdict::{any_arrived, arrived, recv_companion, SenderType};
 use crate::mpi;
 use crate::report::{self, Mode, Report};
 use crate::sys::*;
@@ -132,24 +132,13 @@ fn source_name(ch: &Channel, source: c_int) -> String {
 
 /// The sender's (count, datatype) of a companion, and its size in bytes.
 fn describe(c: &Companion, source: c_int, dup: MPI_Comm) -> (String, Option<u64>) {
-    let (t, lent) = if c.flags & PREDEFINED != 0 {
-        let code = u16::from_le_bytes([c.reference[0], c.reference[1]]);
-        (
-            mpix_marshal::predefined_datatype(mpix_marshal::Predefined(code)),
-            false,
-        )
-    } else if c.flags & NO_REFERENCE == 0 {
-        let t = crate::internal::within(|| mpix_marshal::resolve_type(&c.reference, source, dup));
-        (t.ok(), true)
-    } else {
-        (None, false)
-    };
+    let sender_type = SenderType::of(c, source, dup);
     let el = if c.elements == 1 {
         "element"
     } else {
         "elements"
     };
-    let out = match t {
+    match sender_type.get() {
         Some(t) => (
             format!(
                 "(count, datatype) = {}: {} {el}",
@@ -165,11 +154,7 @@ fn describe(c: &Companion, source: c_int, dup: MPI_Comm) -> (String, Option<u64>
             ),
             None,
         ),
-    };
-    if let (Some(t), true) = (t, lent) {
-        let _ = crate::internal::within(|| mpix_marshal::release_type(t));
     }
-    out
 }
 
 fn probe(source: c_int, tag: c_int, comm: MPI_Comm) -> Option<MPI_Status> {

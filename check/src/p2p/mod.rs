@@ -48,7 +48,9 @@
 //! *Reports.* At the receiving rank, as the collective checker's: the
 //! call, communicator, source, tag, both (count, datatype) and the first
 //! differing element with both sides' basic types and tree paths. The
-//! receiver resolves every reference exactly once (and releases it): the
+//! receiver counts every reference exactly once (resolved and released,
+//! or consumed; in the batched mode a type's reference is made and
+//! counted once per batch, its repeats resolved uncounted): the
 //! sender's description of a derived type travels once per peer and type
 //! through the exchange's cache, so a correct program pays the hash and a
 //! cache look-up per message (a predefined type: the hash alone). A

@@ -83,34 +83,70 @@ pub(super) fn check_one(ch: &mut Channel, r: &Rec, source: c_int, tag: c_int) ->
     let Some(c) = recv_companion(ch, source, tag) else {
         return Ok(());
     };
-    let derived = c.flags & (PREDEFINED | NO_REFERENCE) == 0;
     let why = match compare(&c, r) {
         Compared::Fine => {
-            // The exchange counts every reference once, resolved or not.
-            if derived {
-                let _ = crate::internal::within(|| {
-                    mpix_marshal::consume_reference(&c.reference, source, ch.dup)
-                });
-            }
+            settle(&c, source, ch.dup);
             return Ok(());
         }
         Compared::Differ(why) => why,
     };
-    // The sender's type, for the report: a predefined one by its code (a
-    // table look-up), a derived one lent by the exchange (given back below).
-    let sender_type = if c.flags & PREDEFINED != 0 {
-        let code = u16::from_le_bytes([c.reference[0], c.reference[1]]);
-        mpix_marshal::predefined_datatype(mpix_marshal::Predefined(code))
-    } else if derived {
-        crate::internal::within(|| mpix_marshal::resolve_type(&c.reference, source, ch.dup)).ok()
-    } else {
-        None
-    };
-    let out = report(ch, r, source, tag, &c, sender_type, why);
-    if let (Some(t), true) = (sender_type, derived) {
-        let _ = crate::internal::within(|| mpix_marshal::release_type(t));
+    let sender_type = SenderType::of(&c, source, ch.dup);
+    report(ch, r, source, tag, &c, sender_type.get(), why)
+}
+
+/// Counts a companion's reference as received without using it (the
+/// exchange counts every counted reference once, resolved or not).
+fn settle(c: &Companion, source: c_int, dup: MPI_Comm) {
+    if c.counted() {
+        let _ =
+            crate::internal::within(|| mpix_marshal::consume_reference(&c.reference, source, dup));
     }
-    out
+}
+
+/// The sender's type of a companion, for a report: a predefined one by
+/// its code (a table look-up), a derived one lent by the exchange (given
+/// back on drop). Using it counts the reference as received, unless an
+/// earlier companion of its batch carried the count (`REPEAT`).
+pub(super) struct SenderType {
+    t: Option<MPI_Datatype>,
+    lent: bool,
+}
+
+impl SenderType {
+    pub(super) fn of(c: &Companion, source: c_int, dup: MPI_Comm) -> SenderType {
+        if c.flags & PREDEFINED != 0 {
+            let code = u16::from_le_bytes([c.reference[0], c.reference[1]]);
+            let t = mpix_marshal::predefined_datatype(mpix_marshal::Predefined(code));
+            return SenderType { t, lent: false };
+        }
+        if c.flags & NO_REFERENCE != 0 {
+            return SenderType {
+                t: None,
+                lent: false,
+            };
+        }
+        let t = crate::internal::within(|| {
+            if c.counted() {
+                mpix_marshal::resolve_type(&c.reference, source, dup)
+            } else {
+                mpix_marshal::resolve_type_uncounted(&c.reference, source, dup)
+            }
+        })
+        .ok();
+        SenderType { t, lent: true }
+    }
+
+    pub(super) fn get(&self) -> Option<MPI_Datatype> {
+        self.t
+    }
+}
+
+impl Drop for SenderType {
+    fn drop(&mut self) {
+        if let (Some(t), true) = (self.t, self.lent) {
+            let _ = crate::internal::within(|| mpix_marshal::release_type(t));
+        }
+    }
 }
 
 pub(super) enum Compared {

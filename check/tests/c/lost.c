@@ -6,7 +6,8 @@
  *   pending  MPI_Isend of 2 MPI_INT, tag 9, never waited
  *   many     COUNT (argv[2], default 1000) MPI_Send of 1 MPI_INT, tag 3
  *   dup      MPI_Send of 5 MPI_SHORT, tag 4, on a duplicate named "mydup"
- *   derived  MPI_Send of 2 x a vector of 3 MPI_INT, tag 5
+ *   derived  COUNT (argv[2], default 1) MPI_Send of 2 x a vector of 3
+ *            MPI_INT, tag 5
  *   freed    as dup, the duplicate freed before MPI_Finalize
  *   correct  every message received, every request completed (or freed):
  *            prints "lost-correct: checksum N" */
@@ -47,7 +48,9 @@ int main(int argc, char **argv) {
         MPI_Datatype v;
         MPI_Type_vector(3, 1, 2, MPI_INT, &v);
         MPI_Type_commit(&v);
-        if (rank == 0) MPI_Send(a, 2, v, last, 5, MPI_COMM_WORLD);
+        int count = argc > 2 ? atoi(argv[2]) : 1;
+        if (rank == 0)
+            for (int i = 0; i < count; i++) MPI_Send(a, 2, v, last, 5, MPI_COMM_WORLD);
         MPI_Type_free(&v);
     } else if (!strcmp(s, "dup") || !strcmp(s, "freed")) {
         MPI_Comm c;

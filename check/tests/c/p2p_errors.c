@@ -270,6 +270,57 @@ int main(int argc, char **argv) {
             if (rank == last)
                 rc = MPI_Recv(buf, 1, i == 2 ? MPI_FLOAT : MPI_INT, 0, i % 3, MPI_COMM_WORLD, &st);
         }
+    } else if (!strcmp(s, "struct_repeat")) {
+        /* One named derived type in three messages (one batch in the
+         * batched mode, where only the first companion's type reference
+         * is counted): the third is received as another type, and the
+         * report still names the sender's type. */
+        MPI_Datatype a = pair(MPI_INT, MPI_DOUBLE), b = pair(MPI_DOUBLE, MPI_INT);
+        MPI_Type_set_name(a, "int_double");
+        if (rank == 0)
+            for (int i = 0; i < 3; i++) MPI_Send(buf, 1, a, last, 3, MPI_COMM_WORLD);
+        if (rank == last) {
+            MPI_Recv(buf, 1, a, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(buf, 1, a, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            rc = MPI_Recv(buf, 1, b, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        MPI_Type_free(&a);
+        MPI_Type_free(&b);
+    } else if (!strcmp(s, "freed_repeat") || !strcmp(s, "renamed_repeat")) {
+        /* A derived type freed after its message and another made in its
+         * place (MPI gives it the same handle, MPICH at least), or the
+         * type renamed, before the next message: the second message's
+         * report names the second type. Nonblocking sends completed by
+         * MPI_Test, the receives after a barrier: nothing sends the
+         * batched mode's batch between the two (a lasting wait would), so
+         * both companions go in one. */
+        int renamed = !strcmp(s, "renamed_repeat");
+        MPI_Datatype a, c;
+        MPI_Request r = MPI_REQUEST_NULL;
+        int done = 0;
+        MPI_Type_contiguous(3, MPI_INT, &a);
+        MPI_Type_commit(&a);
+        MPI_Type_set_name(a, "first");
+        if (rank == 0) {
+            MPI_Isend(buf, 1, a, last, 3, MPI_COMM_WORLD, &r);
+            while (!done) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+        }
+        if (renamed) {
+            c = a;
+        } else {
+            MPI_Type_free(&a);
+            MPI_Type_contiguous(2, MPI_INT, &c);
+            MPI_Type_commit(&c);
+        }
+        MPI_Type_set_name(c, "second");
+        if (rank == 0) MPI_Isend(buf + 2, 1, c, last, 3, MPI_COMM_WORLD, &r);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (rank == last) {
+            MPI_Recv(buf, 3, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            rc = MPI_Recv(buf, renamed ? 3 : 2, MPI_FLOAT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        MPI_Type_free(&c);
     } else {
         if (rank == 0) fprintf(stderr, "unknown scenario %s\n", s);
         MPI_Abort(MPI_COMM_WORLD, 2);
