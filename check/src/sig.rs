@@ -30,8 +30,9 @@ pub(crate) struct TypeSig {
 /// another type, so the per-thread caches of type signatures start over.
 pub static TYPES_FREED: AtomicU64 = AtomicU64::new(0);
 
-/// Bumped by every `MPI_Type_set_name`: what names a type by a kept
-/// reference (`crate::p2p`'s batches) makes a new one.
+/// Bumped by every `MPI_Type_set_name`: a type-exchange reference kept
+/// for a type (`crate::p2p`'s batches) describes its old name, so the
+/// next message makes a new one.
 pub static TYPES_RENAMED: AtomicU64 = AtomicU64::new(0);
 
 /// The frees and renames of types so far: a kept reference to a type is
