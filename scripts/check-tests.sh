@@ -303,6 +303,26 @@ on MPI_COMM_WORLD, call #1 there: the ranks are in different collective calls
 mpix-check:   $others: MPI_Bcast (call #1 on this communicator)
 mpix-check:   rank $l: MPI_Barrier (call #1 on this communicator)
 EOF2
+    # The paper's section 5 example (two communicators of one group used
+    # in opposite orders): MPI completes these small broadcasts, the
+    # order across communicators (crate::order) finds it.
+    if [ "$n" = 2 ]; then upper="rank 1"; lower="rank 0"; else upper="ranks 2, 3"; lower="ranks 0, 1"; fi
+    scenario batched-two-comms "$n" fail -- two_comms <<EOF2
+mpix-check: MPI_Bcast on comm1, call #1 there: the ranks made this call at different points among their blocking collective calls on MPI_COMM_WORLD and comm2, which hold all its ranks
+mpix-check:   $lower: after 2 blocking calls on them
+mpix-check:   $upper: after 3 blocking calls on them
+mpix-check:   rank 0 called MPI_Bcast from main at errors.c:213
+mpix-check:   rank $l called MPI_Bcast from main at errors.c:217
+EOF2
+    # A communicator used before a wider one (MPI_COMM_WORLD) by one rank
+    # and after it by another (at -n 4: at -n 2 the two have one group).
+    if [ "$n" = 4 ]; then
+        scenario batched-pair-order "$n" fail -- pair_order <<EOF2
+mpix-check: MPI_Bcast on pair, call #1 there: the ranks made this call at different points among their blocking collective calls on MPI_COMM_WORLD, which hold all its ranks
+mpix-check:   rank 0: after 2 blocking calls on them
+mpix-check:   rank 1: after 1 blocking call on them
+EOF2
+    fi
     # The differences MPI hangs on: a rank inside MPI's own call says
     # which (crate::inside, over TCP); the lowest rank in a check reports,
     # naming each rank's call and its call site as the immediate mode's

@@ -36,6 +36,7 @@
 use crate::check::{self, Call, Counts, Types};
 use crate::digest::{self, Digest, Summary};
 use crate::mpi::{self, State};
+use crate::order::Order;
 use crate::record::{Coll, Record, Sig, GROUP_INTRA, IN_PLACE_NA};
 use crate::report::{config, Mode, Verify};
 use crate::site;
@@ -233,14 +234,21 @@ struct Batch {
     key: usize,
     /// Whether an error on the communicator comes back to the program.
     handler: mpi::errhandler::Returns,
+    /// Its place in the order of blocking calls across communicators
+    /// (None: not joined yet, or a rank of it is not in `MPI_COMM_WORLD`).
+    order: Option<Arc<Order>>,
+    joined: bool,
 }
 
 impl Drop for Batch {
     /// The state is freed (its communicator's free, or MPI's own at
-    /// `MPI_Finalize`): off the list.
+    /// `MPI_Finalize`): off the list, and out of the order.
     fn drop(&mut self) {
         if let Ok(mut o) = open().lock() {
             o.retain(|&(_, k)| k != self.key);
+        }
+        if let Some(order) = &self.order {
+            order.leave();
         }
     }
 }
@@ -306,6 +314,7 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
     let Some(st) = check::enabled(call) else {
         return Ok(Checked::Verified);
     };
+    st.before = place_in_order(call, st, n);
     if !batchable(call, st) || errors_come_back(st, n) {
         flush(st)?;
         return check::verify_now(call, st).map(|_| Checked::Verified);
@@ -315,8 +324,8 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
     let key = Key::of(call);
     let freed = crate::sig::TYPES_FREED.load(Ordering::Acquire);
     check::number(st);
-    let seq = st.seq;
-    let rec = if let Some(rec) = batch_of(st, n).repeat(call, &key, freed, seq) {
+    let place = (st.seq, st.before);
+    let rec = if let Some(rec) = batch_of(st, n).repeat(call, &key, freed, place) {
         rec
     } else {
         let rec = call.record(st);
@@ -347,6 +356,30 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
     }
     crate::inside::enter(code, st, site);
     Ok(Checked::Recorded)
+}
+
+/// The place of `call` on `st` in the order of blocking calls across
+/// communicators (`crate::order`), the call counted: a blocking call on
+/// an intracommunicator's own (not a window's or file's, nor one of the
+/// marshalling library's operations: the checker makes those on its own
+/// communicators too); 0 for others. The communicator joins the order at
+/// its first.
+fn place_in_order(call: &Call, st: &mut State, n: usize) -> u64 {
+    if call.form != crate::record::Form::Blocking
+        || st.inter.is_some()
+        || call.object.is_some()
+        || call.operation.is_some()
+    {
+        return 0;
+    }
+    let (comm, size) = (st.comm, st.size);
+    let b = batch_of(st, n);
+    if !b.joined {
+        b.joined = true;
+        b.order = mpi::world_ranks(mpi::from_bits(comm))
+            .map(|ranks| Order::join(comm, crate::names::name_of(comm, size), ranks));
+    }
+    b.order.as_ref().map_or(0, |o| o.next())
 }
 
 /// Makes a recorded call on `comm` (`pmpi`). An error MPI raises in it
@@ -382,14 +415,21 @@ impl Batch {
     /// `call`, with `key`, numbered `seq`, added to the summary if it
     /// repeats the last call (`Last::repeated_by`): its record. Its
     /// arrays become the last call's copies.
-    fn repeat(&mut self, call: &mut Call, key: &Key, freed: u64, seq: u64) -> Option<Record> {
+    fn repeat(
+        &mut self,
+        call: &mut Call,
+        key: &Key,
+        freed: u64,
+        (seq, order): (u64, u64),
+    ) -> Option<Record> {
         let last = self
             .last
             .as_mut()
             .filter(|l| l.repeated_by(call, key, freed))?;
         last.arrays.give(call);
         last.rec.seq = seq;
-        digest::renumber(&mut last.digest, seq);
+        last.rec.order = order;
+        digest::renumber(&mut last.digest, seq, order);
         self.summary.add(&last.digest);
         Some(last.rec)
     }
@@ -483,6 +523,8 @@ fn batch_of(st: &mut State, n: usize) -> &mut Batch {
             summary: Summary::EMPTY,
             key,
             handler: Default::default(),
+            order: None,
+            joined: false,
         }));
     }
     st.batch
@@ -609,6 +651,7 @@ fn no_call(seq: u64, st: &State) -> Record {
         size: st.size as u64,
         group: GROUP_INTRA,
         grank: st.rank as u64,
+        order: 0,
     }
 }
 

@@ -395,6 +395,7 @@ impl Call {
                 size: st.size as u64,
                 group: x.group_of(x.local.get(st.rank).copied().unwrap_or(0)),
                 grank: st.rank as u64,
+                order: 0,
             };
         }
         let (a, b) = self.sides(st.rank);
@@ -419,6 +420,11 @@ impl Call {
             size: st.size as u64,
             group: GROUP_INTRA,
             grank: st.rank as u64,
+            order: if self.form == crate::record::Form::Blocking {
+                st.before
+            } else {
+                0
+            },
         }
     }
 
@@ -583,6 +589,15 @@ fn group_lines(call: &Call, st: &State, recs: &[Record], f: &Finding) -> (String
                 })
                 .collect(),
         ),
+        Finding::Order(g) => (
+            order_summary(st),
+            g.iter()
+                .map(|(n, r)| {
+                    let s = if *n == 1 { "" } else { "s" };
+                    format!("{}: after {n} blocking call{s} on them", ranks(r))
+                })
+                .collect(),
+        ),
         Finding::Root(g) => (
             if call.coll == Coll::IntercommCreate {
                 "the ranks passed different local leaders".into()
@@ -641,6 +656,23 @@ fn group_lines(call: &Call, st: &State, recs: &[Record], f: &Finding) -> (String
             (String::new(), vec![])
         }
     }
+}
+
+/// What an order finding says (`crate::order`): the communicators
+/// whose calls the ranks made this one among in different orders.
+fn order_summary(st: &State) -> String {
+    let names: Vec<String> = crate::order::wider_of(st.comm)
+        .into_iter()
+        .map(|(comm, first)| crate::names::name(comm).unwrap_or(first))
+        .collect();
+    let list = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => "communicators since freed".into(),
+    };
+    format!(
+        "the ranks made this call at different points among their blocking collective calls on {list}, which hold all its ranks (MPI may make each such call wait for all of its ranks: the ranks would wait for each other)"
+    )
 }
 
 /// Reports a finding (the ranks that print it print it) and returns
@@ -980,10 +1012,13 @@ pub(crate) fn slow_at(call: &Call, st: &State, rec: &Record, site: &str) -> Resu
         Ok(a) => a,
         Err(rc) => return exchange_failed(call, rc),
     };
-    let recs: Vec<Record> = all
+    let mut recs: Vec<Record> = all
         .chunks(per)
         .map(|c| Record::from_words(&c[..WORDS]))
         .collect();
+    if crate::order::retired(st.comm) {
+        recs.iter_mut().for_each(|r| r.order = 0);
+    }
     let lines: Vec<String> = all
         .chunks(per)
         .enumerate()
@@ -994,6 +1029,9 @@ pub(crate) fn slow_at(call: &Call, st: &State, rec: &Record, site: &str) -> Resu
         .collect();
     SITES.with(|s| *s.borrow_mut() = lines);
     if let Some(f) = evaluate(&recs) {
+        if matches!(f, Finding::Order(_)) {
+            crate::order::retire(st.comm);
+        }
         report_finding(call, st, &recs, &f);
         settle(call, st);
         return conclude(call);
@@ -1256,6 +1294,7 @@ pub(crate) fn view(st: &State, seq: u64) -> State {
         topo: st.topo.clone(),
         label: st.label.clone(),
         batch: None,
+        before: 0,
     }
 }
 

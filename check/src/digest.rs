@@ -38,7 +38,9 @@ const SLOW: usize = 9;
 /// The `extra` word of an intercommunicator's high group (EXTRA holds the
 /// low group's): such arguments must agree within each group only.
 const EXTRA_HIGH: usize = 10;
-const EQ: usize = 11;
+/// The call's place in the order across communicators (`crate::order`).
+const ORDER: usize = 11;
+const EQ: usize = 12;
 
 /// The words of the bitwise-AND part: (x, !x) for each equality word.
 pub const AND_WORDS: usize = 2 * EQ;
@@ -68,6 +70,7 @@ impl Builder {
         b.eq(OP, rec.op);
         b.eq(COMMUTE, rec.commute);
         b.eq(IN_PLACE, rec.in_place);
+        b.eq(ORDER, rec.order);
         if rec.group == GROUP_HIGH {
             b.absent(EXTRA);
             b.eq(EXTRA_HIGH, rec.extra);
@@ -168,9 +171,10 @@ fn set_eq(d: &mut Digest, i: usize, x: u64) {
 }
 
 /// `d`, the digest of a call, made the digest of the same call numbered
-/// `seq` (a repeated call's, without building it again).
-pub fn renumber(d: &mut Digest, seq: u64) {
+/// `seq` at place `order` (a repeated call's, without building it again).
+pub fn renumber(d: &mut Digest, seq: u64, order: u64) {
     set_eq(d, SEQ, seq);
+    set_eq(d, ORDER, order);
 }
 
 /// A 64-bit mix (the finalizer of SplitMix64): a bijection that spreads
@@ -349,6 +353,7 @@ mod tests {
             size: 4,
             group: 0,
             grank: 0,
+            order: 0,
         }
     }
 
@@ -506,8 +511,12 @@ mod tests {
     fn a_renumbered_digest_is_the_digest_of_the_renumbered_call() {
         let r = with_seq(5, sig(7, 2));
         let mut d = Builder::new(&r).finish();
-        renumber(&mut d, 6);
-        assert_eq!(d, Builder::new(&with_seq(6, sig(7, 2))).finish());
+        renumber(&mut d, 6, 3);
+        let again = Record {
+            order: 3,
+            ..with_seq(6, sig(7, 2))
+        };
+        assert_eq!(d, Builder::new(&again).finish());
         assert_ne!(d, Builder::new(&r).finish());
     }
 

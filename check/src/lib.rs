@@ -31,7 +31,8 @@
 //!    channel's bytes; `mpi::errhandler`: the checker's error handler).
 //! 6. Pure data and state: `record`, `digest` (what ranks exchange),
 //!    `report` (reports, configuration), `site` (call sites), `names`
-//!    (communicator names), `waiting` (the check a thread waits in),
+//!    (communicator names), `order` (the order of blocking calls across
+//!    communicators), `waiting` (the check a thread waits in),
 //!    `wire` (the status channel's words), `threads`, `internal`,
 //!    `types` (the datatypes the program made, committed and freed),
 //!    `slots` (the maps by request handle of the message path).
@@ -69,6 +70,7 @@ pub mod internal;
 pub mod io;
 pub mod mpi;
 pub mod names;
+pub mod order;
 pub mod p2p;
 pub mod polled;
 pub mod record;

@@ -21,10 +21,12 @@ pub fn set_name(comm: u64, name: String) {
 }
 
 pub fn name_of(comm: u64, size: usize) -> String {
-    lock(names())
-        .get(&comm)
-        .cloned()
-        .unwrap_or_else(|| format!("an unnamed communicator of {size} ranks"))
+    name(comm).unwrap_or_else(|| format!("an unnamed communicator of {size} ranks"))
+}
+
+/// The name of a communicator the checker knows (not freed).
+pub fn name(comm: u64) -> Option<String> {
+    lock(names()).get(&comm).cloned()
 }
 
 fn comms() -> &'static Mutex<Vec<u64>> {

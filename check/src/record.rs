@@ -463,9 +463,13 @@ pub struct Record {
     /// `GROUP_INTRA` on an intracommunicator) and its rank in that group.
     pub group: u64,
     pub grank: u64,
+    /// The blocking calls this rank made before this one on the
+    /// communicators whose group holds this one's ranks (`crate::order`;
+    /// 0 but in the batched mode).
+    pub order: u64,
 }
 
-pub const WORDS: usize = 18;
+pub const WORDS: usize = 19;
 
 /// An intracommunicator's records.
 pub const GROUP_INTRA: u64 = 0;
@@ -495,6 +499,7 @@ impl Record {
         w[15] = self.size;
         w[16] = self.group;
         w[17] = self.grank;
+        w[18] = self.order;
         w
     }
 
@@ -512,6 +517,7 @@ impl Record {
             size: w[15],
             group: w[16],
             grank: w[17],
+            order: w[18],
         }
     }
 
@@ -543,6 +549,9 @@ impl Record {
 pub enum Finding {
     /// Different calls (or the same call at different positions).
     Call(Vec<((u64, u64), Vec<usize>)>),
+    /// The same call at different places in the order of blocking calls
+    /// across communicators (`crate::order`).
+    Order(Vec<(u64, Vec<usize>)>),
     Root(Vec<(i64, Vec<usize>)>),
     /// (op, commute).
     Op(Vec<((u64, u64), Vec<usize>)>),
@@ -563,6 +572,7 @@ impl Finding {
     pub fn kind(&self) -> &'static str {
         match self {
             Finding::Call(_) => "call",
+            Finding::Order(_) => "order",
             Finding::Root(_) | Finding::InterRoot(_) => "root",
             Finding::Op(_) => "op",
             Finding::InPlace(_) => "in_place",
@@ -579,6 +589,7 @@ impl Finding {
         }
         let mut v = match self {
             Finding::Call(g) => firsts(g),
+            Finding::Order(g) => firsts(g),
             Finding::Root(g) => firsts(g),
             Finding::InterRoot(g) => firsts(g),
             Finding::Op(g) => firsts(g),
@@ -609,6 +620,10 @@ pub fn evaluate(recs: &[Record]) -> Option<Finding> {
     let calls = group(recs.iter().map(|r| (r.call, r.seq)));
     if calls.len() > 1 {
         return Some(Finding::Call(calls));
+    }
+    let orders = group(recs.iter().map(|r| r.order));
+    if orders.len() > 1 {
+        return Some(Finding::Order(orders));
     }
     let (coll, _) = recs.first()?.coll()?;
     if recs[0].group != GROUP_INTRA {
@@ -906,6 +921,21 @@ mod tests {
         let s = sig(5, 1, 4);
         let recs = vec![rec(Coll::Bcast, 0, s, Sig::NONE); 4];
         assert_eq!(evaluate(&recs), None);
+    }
+
+    /// The same call at different places in the order across
+    /// communicators is an order finding; a different call comes first.
+    #[test]
+    fn different_places_in_the_order_are_grouped_after_the_call() {
+        let mut recs = vec![rec(Coll::Bcast, 0, sig(5, 1, 4), Sig::NONE); 4];
+        recs[2].order = 1;
+        recs[3].order = 1;
+        assert_eq!(
+            evaluate(&recs),
+            Some(Finding::Order(vec![(0, vec![0, 1]), (1, vec![2, 3])]))
+        );
+        recs[3].call = Coll::Barrier as u64;
+        assert!(matches!(evaluate(&recs), Some(Finding::Call(_))));
     }
 
     #[test]

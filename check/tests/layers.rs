@@ -49,8 +49,8 @@ const LAYERS: &[(usize, &[&str])] = &[
     (
         5,
         &[
-            "digest", "internal", "names", "record", "report", "site", "slots", "threads", "types",
-            "waiting", "wire",
+            "digest", "internal", "names", "order", "record", "report", "site", "slots", "threads",
+            "types", "waiting", "wire",
         ],
     ),
 ];

@@ -333,6 +333,9 @@ pub struct State {
     /// The checks' calls not yet verified (`crate::batch`), kept here to
     /// be found without a look-up; opaque to this layer.
     pub batch: Option<Box<dyn std::any::Any>>,
+    /// The call being checked's place in the order of blocking calls
+    /// across communicators (`crate::order`; 0 outside the batched mode).
+    pub before: u64,
 }
 
 static KEYVAL: AtomicI32 = AtomicI32::new(i32::MIN);
@@ -453,6 +456,7 @@ fn new_state(comm: MPI_Comm, key: u64, label: Option<String>) -> Box<State> {
         topo: None,
         label,
         batch: None,
+        before: 0,
     })
 }
 
@@ -480,27 +484,53 @@ fn identity(dup: MPI_Comm) -> u64 {
     }
 }
 
+/// Where each rank of group `g` sits in group `to`; None if one is not
+/// in it (a local call).
+fn translate(g: MPI_Group, to: MPI_Group) -> Option<Vec<usize>> {
+    let mut n = 0;
+    // SAFETY: local queries of valid groups; both buffers hold n ranks.
+    unsafe {
+        ok(PMPI_Group_size(g, &mut n)).ok()?;
+        let from: Vec<c_int> = (0..n).collect();
+        let mut ranks = vec![0 as c_int; n.max(0) as usize];
+        ok(PMPI_Group_translate_ranks(
+            g,
+            n,
+            from.as_ptr(),
+            to,
+            ranks.as_mut_ptr(),
+        ))
+        .ok()?;
+        ranks.into_iter().map(|r| usize::try_from(r).ok()).collect()
+    }
+}
+
+/// The world ranks of an intracommunicator's ranks, in its order; None
+/// if one is not in `MPI_COMM_WORLD` (a spawned process's).
+pub fn world_ranks(comm: MPI_Comm) -> Option<Vec<usize>> {
+    let mut g = [std::mem::MaybeUninit::<MPI_Group>::uninit(); 2];
+    // SAFETY: the two groups, freed below.
+    let made = unsafe {
+        ok(PMPI_Comm_group(comm, g[0].as_mut_ptr())).is_ok()
+            && ok(PMPI_Comm_group(comm_world(), g[1].as_mut_ptr())).is_ok()
+    };
+    if !made {
+        return None;
+    }
+    // SAFETY: both were written.
+    let [mut cg, mut wg] = g.map(|x| unsafe { x.assume_init() });
+    let ranks = translate(cg, wg);
+    // SAFETY: the groups made above.
+    unsafe {
+        PMPI_Group_free(&mut cg);
+        PMPI_Group_free(&mut wg);
+    }
+    ranks
+}
+
 /// Where each rank of an intercommunicator's two groups sits in the
 /// merged communicator (local calls on the groups).
 fn groups(comm: MPI_Comm, merged: MPI_Comm) -> Option<Inter> {
-    let translate = |g: MPI_Group, mg: MPI_Group| -> Option<Vec<usize>> {
-        let mut n = 0;
-        // SAFETY: local queries of valid groups; both buffers hold n ranks.
-        unsafe {
-            ok(PMPI_Group_size(g, &mut n)).ok()?;
-            let from: Vec<c_int> = (0..n).collect();
-            let mut to = vec![0 as c_int; n.max(0) as usize];
-            ok(PMPI_Group_translate_ranks(
-                g,
-                n,
-                from.as_ptr(),
-                mg,
-                to.as_mut_ptr(),
-            ))
-            .ok()?;
-            to.into_iter().map(|r| usize::try_from(r).ok()).collect()
-        }
-    };
     let mut g = [std::mem::MaybeUninit::<MPI_Group>::uninit(); 3];
     // SAFETY: the local and remote groups and the merged one, freed below.
     let made = unsafe {

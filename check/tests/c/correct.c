@@ -405,6 +405,22 @@ int main(int argc, char **argv) {
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     MPI_Allreduce(&one, &tot, 1, MPI_INT, MPI_SUM, idup);
     CHECK(tot == size * (size - 1) / 2);
+    /* Orders across communicators that are correct: the two halves make
+     * different numbers of calls on their own half between calls on the
+     * wider ones (world, its duplicates), and a nonblocking call started
+     * on one communicator before a blocking one on another on some ranks
+     * and after it on others (a start does not wait). */
+    for (int i = 0; i < 3; i++) {
+        for (int k = 0; k <= (rank % 2 ? 0 : i); k++) MPI_Allreduce(&one, &tot, 1, MPI_INT, MPI_SUM, half);
+        MPI_Bcast(a, 1, MPI_INT, 0, dup);
+        MPI_Barrier(idup);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Request ib;
+    if (rank % 2) MPI_Ibarrier(dup, &ib);
+    MPI_Bcast(a, 1, MPI_INT, 0, idup);
+    if (!(rank % 2)) MPI_Ibarrier(dup, &ib);
+    MPI_Wait(&ib, MPI_STATUS_IGNORE);
     MPI_Comm_free(&idup);
     MPI_Comm_free(&half);
     MPI_Comm_free(&dup);

@@ -216,6 +216,19 @@ int main(int argc, char **argv) {
             MPI_Bcast(buf, 1, MPI_INT, 0, c2);
             MPI_Bcast(buf, 1, MPI_INT, 0, c1);
         }
+    } else if (!strcmp(s, "pair_order")) {
+        /* A communicator of ranks 0 and 1 and MPI_COMM_WORLD, which holds
+         * them: rank 1 uses them in the opposite order. */
+        MPI_Comm pair;
+        MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : 1, rank, &pair);
+        MPI_Comm_set_name(pair, "pair");
+        if (rank == 1) {
+            MPI_Bcast(buf, 1, MPI_INT, 0, pair);
+            MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        } else {
+            MPI_Bcast(buf, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            MPI_Bcast(buf, 1, MPI_INT, 0, pair);
+        }
     } else if (!strcmp(s, "neighbor")) {
         /* A ring's neighborhood alltoall: the last rank receives floats. */
         MPI_Comm ring;
