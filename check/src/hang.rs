@@ -35,7 +35,9 @@
 //! in a collective check, which reports itself, else the lowest world rank
 //! of the ranks in the hang); the others print one line pointing at it.
 
+use crate::inside::Inside;
 use crate::mpi::{self, bits, channel::Answer, comm_world, from_bits};
+use crate::record::call_name;
 use crate::report::{config, Mode, Report};
 use crate::slots::Slots;
 use crate::sys::*;
@@ -73,6 +75,9 @@ pub enum Kind {
     /// The receive of a message a matched probe took (it cannot wait for
     /// a match).
     Matched,
+    /// A nonblocking or persistent collective operation (it waits for
+    /// every rank of its communicator to start its part).
+    Collective,
 }
 
 /// One operation a thread waits for.
@@ -146,7 +151,7 @@ fn requests() -> &'static Shared<Slots<Item>> {
 
 static REQUESTS: AtomicUsize = AtomicUsize::new(0);
 
-/// A nonblocking or persistent point-to-point request was made:
+/// A nonblocking or persistent request (point to point or collective) was made:
 /// remembered until it is freed, for the marks of the waits.
 pub fn made(
     request: MPI_Request,
@@ -367,6 +372,12 @@ fn describe_item(it: &Item, w: &mut Wait) -> String {
     }
     let comm: MPI_Comm = from_bits(it.comm);
     let name = comm_label(comm);
+    if it.kind == Kind::Collective {
+        let me = mpi::world_rank_cached();
+        w.peers
+            .extend(members(comm).into_iter().filter(|&r| r != me));
+        return name;
+    }
     let world = if it.peer >= 0 {
         translate(comm, &[it.peer], false)[0]
     } else {
@@ -735,7 +746,8 @@ pub fn timed_out(
     let Some(mine2) = describe() else {
         return Ok(After::Done);
     };
-    let nodes = gather_nodes(me, &mine, &mine2, &all, &first, &second);
+    let mut nodes = gather_nodes(me, &mine, &mine2, &all, &first, &second);
+    add_inside(&mut nodes, &all, &first, &second);
     let mine_reach = reach(&nodes, me);
     if !blocked_all(&nodes, &mine_reach) {
         say_computing(me, waited, &mine2.text, &nodes, &mine_reach);
@@ -750,6 +762,64 @@ pub fn timed_out(
         end_after_report(timeout, g, &all, &asked, &in_hang, step);
     }
     Ok(After::Quiet)
+}
+
+thread_local! {
+    /// The call each rank was inside at this thread's last look
+    /// (`add_inside`): (code, number, communicator identity).
+    static INSIDE: std::cell::RefCell<HashMap<i32, (u64, u64, u64)>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
+/// The ranks that answered neither round but are inside MPI's own call
+/// (the batched mode, `crate::inside`), waiting for the members of its
+/// communicator (every rank when this one does not know it: then a hang
+/// only when all are stuck). Stuck when the last look, a timeout ago,
+/// found it inside the same call: a long collective that progresses is
+/// not taken for a hang.
+fn add_inside(
+    nodes: &mut HashMap<i32, Node>,
+    all: &[i32],
+    first: &HashMap<i32, Answer>,
+    second: &HashMap<i32, Answer>,
+) {
+    let silent = all
+        .iter()
+        .filter(|r| !first.contains_key(r) && !second.contains_key(r));
+    let now: HashMap<i32, Inside> = silent
+        .filter_map(|&r| Some((r, crate::inside::ask(r)?)))
+        .collect();
+    let last = INSIDE.with(|m| {
+        let key = |i: &Inside| (i.call, i.seq, i.id);
+        m.replace(now.iter().map(|(&r, i)| (r, key(i))).collect())
+    });
+    for (r, i) in now {
+        let stuck = last.get(&r) == Some(&(i.call, i.seq, i.id));
+        nodes.insert(r, inside_node(i, all, stuck));
+    }
+}
+
+fn inside_node(i: Inside, all: &[i32], stuck: bool) -> Node {
+    let comm = crate::names::known()
+        .into_iter()
+        .map(from_bits::<MPI_Comm>)
+        .find(|&c| mpi::known_state(c).is_some_and(|st| st.id == i.id));
+    let (peers, on) = match comm {
+        Some(c) => (members(c), comm_label(c)),
+        None => (all.to_vec(), "another communicator".into()),
+    };
+    Node {
+        text: format!(
+            "{} (call #{} on {on}: MPI's own call, recorded by the batched mode)",
+            call_name(i.call),
+            i.seq
+        ),
+        peers,
+        notes: vec![],
+        flags: 0,
+        stuck,
+        site: i.site,
+    }
 }
 
 /// Every rank's node of the wait-for graph, from the two rounds of
@@ -846,7 +916,14 @@ fn in_hang_and_reporter(
                 .get(r)
                 .is_some_and(|n| !n.stuck && n.flags & (UNKNOWN | THREADS) == 0)
     });
-    let lowest = in_hang.iter().copied().chain(uncertain).min();
+    // A rank inside MPI's own call cannot report.
+    let answers = |r: &i32| *r == me || second.contains_key(r);
+    let lowest = in_hang
+        .iter()
+        .copied()
+        .chain(uncertain)
+        .filter(answers)
+        .min();
     let reporter = collective.or(lowest).unwrap_or(me);
     (in_hang, reporter)
 }

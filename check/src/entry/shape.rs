@@ -4,6 +4,7 @@
 
 use crate::batch::Checked;
 use crate::check::{self, Call};
+use crate::hang::Kind;
 use crate::mpi;
 use crate::record::{hash_words, Coll, Form};
 use crate::sys::*;
@@ -37,15 +38,27 @@ pub(crate) fn checked(mut call: Call, pmpi: impl FnOnce() -> c_int) -> c_int {
     }
 }
 
-/// A nonblocking or persistent call: its check started before the call,
-/// kept under the request the call returns.
+/// A nonblocking or persistent call (`name`): its check started before
+/// the call, kept under the request the call returns, which the hang
+/// analysis knows until it is freed (a wait on it waits for every rank).
 pub(crate) fn started(
+    name: &'static str,
     mut call: Call,
     form: Form,
     request: *mut MPI_Request,
     pmpi: impl FnOnce() -> c_int,
 ) -> c_int {
     call.form = form;
+    let comm = call.comm;
+    let rc = start_checked(call, request, pmpi);
+    if rc == 0 {
+        // SAFETY: MPI wrote the request.
+        crate::hang::made(unsafe { *request }, name, Kind::Collective, comm, -1, 0);
+    }
+    rc
+}
+
+fn start_checked(call: Call, request: *mut MPI_Request, pmpi: impl FnOnce() -> c_int) -> c_int {
     if !crate::datatypes::collective_usable(&call) {
         return pmpi();
     }
