@@ -255,7 +255,7 @@ for verify in immediate batched; do
         scenarios 2; scenarios 4 correct
     fi
 done
-checker_env=(MPIX_CHECK_TIMEOUT=10)
+checker_env=(MPIX_CHECK_TIMEOUT=10 MPIX_CHECK_VERIFY=immediate)
 # A long run stays bounded (issue 16): 10^6 messages under -n 2, VmRSS and
 # the checker's companions in flight / queued receives within p2p_long.c's
 # bounds; a correct program: no report, the same checksum as without the

@@ -13,7 +13,9 @@ suite=check-tests
 programs=(errors correct)
 errors=errors
 limit=120
-checker_env=(MPIX_CHECK_TIMEOUT=3)
+# The immediate mode (each call verified before it is made); the batched
+# mode, the default, has its own section below.
+checker_env=(MPIX_CHECK_TIMEOUT=3 MPIX_CHECK_VERIFY=immediate)
 json_kind='"tool":"mpix-check"'
 # One report per finding (the other ranks of a finding print one line
 # pointing at it); the exceptions say why.
@@ -105,15 +107,26 @@ EOF2
     scenario "${prefix}reduce-scatter-counts" "$n" fail -- reduce_scatter <<EOF2
 mpix-check: MPI_Reduce_scatter on MPI_COMM_WORLD, call #1 there: the ranks passed different recvcounts
 EOF2
-    # Batched at -n 2 only: at -n 4 MPICH 5's gather hangs at the root
-    # on this difference (a hang in the batched mode).
-    [ -z "$prefix" ] || [ "$n" = 2 ] || return 0
-    scenario "${prefix}gather-count" "$n" fail -- gather_count <<EOF2
+    # At -n 4 MPICH 5's gather hangs at the root on this difference: the
+    # batched mode, which verifies after the call, finds it at the timeout
+    # in the ranks' records (the root's type is not fetched from inside
+    # MPI: no first differing element).
+    if [ -z "$prefix" ] || [ "$n" = 2 ]; then
+        scenario "${prefix}gather-count" "$n" fail -- gather_count <<EOF2
 mpix-check: MPI_Gather on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
 rank 0 (root) (recvcount, recvtype) = 1 x MPI_INT: 1 element, 4 bytes
 rank $l (sendcount, sendtype) = 2 x MPI_INT: 2 elements, 8 bytes
 first difference at element 1 of the signatures:
 EOF2
+    else
+        scenario "${prefix}gather-count" "$n" fail -- gather_count <<EOF2
+mpix-check: MPI_Gather on MPI_COMM_WORLD, call #1 there: the type signatures do not match (reported by rank $l of $n)
+rank 0 (root) (recvcount, recvtype) =
+1 element, 4 bytes
+rank $l (sendcount, sendtype) = 2 x MPI_INT: 2 elements, 8 bytes
+rank $l called MPI_Gather from main at errors.c:
+EOF2
+    fi
 }
 
 for n in 2 4; do

@@ -187,13 +187,17 @@ if [ -n "$checker" ]; then
         int_float 2>&1 </dev/null) || true
     ! grep -q "the type signatures do not match" <<<"$out" \
         || fail "a point-to-point report from mpix-check --no-p2p: $out"
-    # --batched: the batched mode finds two communicators used in opposite
-    # orders by the places of the calls (the immediate mode only by the
-    # hang its check causes, after the timeout).
-    out=$("$prefix/bin/mpix-check" --batched --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./errors \
+    # The batched mode, the default, finds two communicators used in
+    # opposite orders by the places of the calls; --immediate only by the
+    # hang its check causes, at the timeout.
+    out=$("$prefix/bin/mpix-check" --timeout 20 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./errors \
         two_comms 2>&1 </dev/null) || true
     grep -q "the ranks made this call at different points among their blocking collective calls" <<<"$out" \
-        || fail "no order report from mpix-check --batched: $out"
+        || fail "no order report from mpix-check (batched by default): $out"
+    out=$("$prefix/bin/mpix-check" --immediate --timeout 3 "$MPIEXEC" "${mpiexec_args[@]}" -n 2 ./errors \
+        two_comms 2>&1 </dev/null) || true
+    grep -q "no matching check from the other ranks after 3 s" <<<"$out" \
+        || fail "no timeout report from mpix-check --immediate: $out"
     grep -q "mpix-check mpiexec -n 4 ./app" <<<"$("$prefix/bin/mpix-check" --help)" || fail "mpix-check --help"
     echo "install-test: the installed mpix-check launcher: ok"
 fi

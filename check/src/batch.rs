@@ -354,7 +354,7 @@ pub fn blocking(call: &mut Call) -> Result<Checked, c_int> {
         // doubling's first step is done by then, the next is posted.
         advance(st);
     }
-    crate::inside::enter(code, st, site);
+    crate::inside::enter(code, st, site, &rec);
     Ok(Checked::Recorded)
 }
 
@@ -441,6 +441,7 @@ impl Batch {
 pub fn at_init(world_dup: MPI_Comm) {
     if size().is_some() && config().timeout.is_some() && config().mode != Mode::Off {
         crate::inside::open(world_dup);
+        crate::watchdog::when_held(held);
     }
 }
 
@@ -576,7 +577,7 @@ fn verify(st: &State, entries: &[Entry], summary: Summary, n: usize) -> Result<(
 /// Runs `f` (the reduction of the batch of `entries`) under the hang
 /// watch, as the check of the latest call recorded on the communicator:
 /// a rank that MPI holds inside a call it recorded is held in its latest,
-/// and the timeout compares the two (`crate::inside`).
+/// and the timeout compares the two (`crate::inside`, `held`).
 fn watched<R>(st: &State, entries: &[Entry], f: impl FnOnce() -> R) -> R {
     let current = st.batch.as_ref().and_then(|b| b.downcast_ref::<Batch>());
     let Some(latest) = current.and_then(|b| b.entries.last()).or(entries.last()) else {
@@ -585,7 +586,74 @@ fn watched<R>(st: &State, entries: &[Entry], f: impl FnOnce() -> R) -> R {
     let (call, view) = (latest.args.call(), check::view(st, latest.rec.seq));
     let _w = check::arm(&call, &view, Phase::Arguments);
     crate::waiting::made_at(latest.site);
-    f()
+    let code = call.coll as u64 | call.form.bits();
+    crate::inside::verifying(code, view.seq, view.id, latest.site, &latest.rec);
+    VERIFYING.with(|v| {
+        *v.borrow_mut() = Some(Verifying {
+            call,
+            view,
+            rec: latest.rec,
+            site: latest.site,
+        })
+    });
+    let r = f();
+    VERIFYING.with(|v| v.borrow_mut().take());
+    crate::inside::leave();
+    r
+}
+
+/// The latest call of the batch this thread verifies.
+struct Verifying {
+    call: Call,
+    view: State,
+    rec: Record,
+    site: usize,
+}
+
+thread_local! {
+    static VERIFYING: std::cell::RefCell<Option<Verifying>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The timeout of a verification (`crate::watchdog::when_held`) of the
+/// batch whose latest call is the check `w` waits in, on the ranks
+/// `members` (world ranks, by rank): when every other rank is in the
+/// verification too or held by MPI inside that same call, their records
+/// (read from their helpers, `crate::inside`) are compared and a
+/// difference of arguments is reported (`check::held_report`).
+fn held(w: &crate::waiting::Waiting, members: &[i32], last: bool) -> Option<Result<(), usize>> {
+    VERIFYING.with(|v| {
+        let v = v.borrow();
+        let v = v
+            .as_ref()
+            .filter(|v| v.rec.seq == w.seq && v.view.id == w.id)?;
+        let me = mpi::world_rank_cached();
+        let (mut recs, mut sites, mut free) = (Vec::new(), Vec::new(), Vec::new());
+        // Two seconds at most for the asking (a rank's answer takes a
+        // moment; many ranks, many moments), as the timeout's own asks.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        for (r, &world) in members.iter().enumerate() {
+            if std::time::Instant::now() > until {
+                return None;
+            }
+            if world == me {
+                recs.push(v.rec);
+                sites.push(site::caller_site(&v.call.name(), v.site));
+                free.push(r);
+                continue;
+            }
+            let i = crate::inside::told(world).filter(|i| i.id == w.id && i.seq == w.seq)?;
+            if i.verifying {
+                free.push(r);
+            }
+            recs.push(i.rec);
+            sites.push(i.site);
+        }
+        if free.len() == recs.len() {
+            // No rank is held: the verification's own timeout.
+            return None;
+        }
+        check::held_report(&v.call, &v.view, recs, &sites, &free, last)
+    })
 }
 
 /// The verdict on a batch whose summaries reduced to `reduced`: when

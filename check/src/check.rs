@@ -1042,6 +1042,129 @@ pub(crate) fn slow_at(call: &Call, st: &State, rec: &Record, site: &str) -> Resu
     Ok(())
 }
 
+/// The finding in the records of a call MPI holds some ranks inside,
+/// read from each rank's helper (`crate::inside`) by a rank whose batch
+/// verification timed out: `recs` and `sites` (`site::call_site`'s form)
+/// by rank, `free` the ranks in the verification (they can print). No
+/// message is exchanged (the held ranks could not take part): a datatype
+/// finding names the signatures from the records, without the first
+/// differing element. None: no finding here (or a difference of calls,
+/// which the timeout report names); Ok: this rank reported; Err(r): rank
+/// `r` reports (this one, unless `last`, only points at it).
+pub(crate) fn held_report(
+    call: &Call,
+    st: &State,
+    mut recs: Vec<Record>,
+    sites: &[String],
+    free: &[usize],
+    last: bool,
+) -> Option<Result<(), usize>> {
+    if crate::order::retired(st.comm) {
+        recs.iter_mut().for_each(|r| r.order = 0);
+    }
+    let f = evaluate(&recs)?;
+    if matches!(f, Finding::Call(_)) {
+        return None;
+    }
+    let me = place(st).0;
+    let reporter = f
+        .reporters()
+        .into_iter()
+        .find(|r| free.contains(r))
+        .or_else(|| free.iter().min().copied())?;
+    if reporter != me && !last {
+        return Some(Err(reporter));
+    }
+    let lines = sites
+        .iter()
+        .enumerate()
+        .map(|(i, at)| site::site_line(&label(st, i), &call_name(recs[i].call), at));
+    SITES.with(|s| *s.borrow_mut() = lines.collect());
+    if matches!(f, Finding::Order(_)) {
+        crate::order::retire(st.comm);
+    }
+    let held: Vec<usize> = (0..recs.len()).filter(|r| !free.contains(r)).collect();
+    let r = match &f {
+        Finding::Signature {
+            reference,
+            differing,
+        } => held_signature(call, st, &recs, *reference, differing),
+        _ => {
+            let (summary, details) = group_lines(call, st, &recs, &f);
+            let mut r = base_report(call, st, f.kind(), summary);
+            r.details = details;
+            r
+        }
+    };
+    held_emit(r, st, &held);
+    Some(Ok(()))
+}
+
+/// A held call's report, with its call sites and the ranks MPI holds.
+fn held_emit(mut r: Report, st: &State, held: &[usize]) {
+    r.details.extend(site_lines());
+    r.details.push(format!(
+        "{} {} inside this call by MPI, which hangs on the difference (found at the timeout: the batched mode verifies calls after they are made)",
+        rank_set(st, held),
+        if held.len() == 1 { "is held" } else { "are held" }
+    ));
+    r.emit(mpi::world_rank());
+}
+
+/// A signature mismatch seen in the records alone: the reference rank's
+/// side and a differing rank's (this rank's where it differs), each
+/// with its count and type where this rank holds it.
+fn held_signature(
+    call: &Call,
+    st: &State,
+    recs: &[Record],
+    reference: (usize, Side),
+    differing: &[(usize, Side)],
+) -> Report {
+    let me = st.rank;
+    let (d, s) = differing
+        .iter()
+        .find(|d| d.0 == me)
+        .or(differing.first())
+        .copied()
+        .unwrap_or(reference);
+    let names = call.coll.side_names();
+    let side_name = |s: Side| match s {
+        Side::A => names.0,
+        Side::B => names.1,
+    };
+    let text = |rank: usize, side: Side| {
+        let sig = recs[rank].sig(side);
+        match side_of(call, me, side).filter(|_| rank == me) {
+            Some((c, ty)) => sig_text(c, ty, &sig),
+            None => sig_text_remote(&sig),
+        }
+    };
+    let mut r = base_report(
+        call,
+        st,
+        "datatype",
+        "the type signatures do not match".into(),
+    );
+    for (rank, side) in [reference, (d, s)] {
+        r.details.push(format!(
+            "{} {} = {}",
+            rank_role(call, rank),
+            side_name(side),
+            text(rank, side)
+        ));
+    }
+    let others: Vec<usize> = differing.iter().map(|x| x.0).filter(|&x| x != d).collect();
+    if !others.is_empty() {
+        r.details.push(format!(
+            "{} also differ from {}",
+            rank_set(st, &others),
+            rank_role(call, reference.0)
+        ));
+    }
+    r
+}
+
 thread_local! {
     /// Each rank's call site, as report lines, from the slow path's records.
     static SITES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };

@@ -12,6 +12,13 @@
 //! not answer the status channel (`ask`), and its report names the call
 //! each of them is inside.
 //!
+//! A rank verifying a batch publishes the latest call it recorded there
+//! the same way (`verifying`), and each answer carries the call's record:
+//! when MPI holds some ranks inside a call whose arguments differ (MPICH
+//! 5's `MPI_Gather` with counts that differ), the ranks in the
+//! verification read every rank's record here and report the difference
+//! itself (`crate::batch`), not only where each rank is.
+//!
 //! Opened at `MPI_Init` in the batched mode with the timeout on (`open`):
 //! one listening socket and one thread, blocked in `accept`, per process;
 //! every rank's port and host name are gathered there, on the checker's
@@ -19,10 +26,11 @@
 //! loopback address, one on another host at its host name's address.
 
 use crate::mpi::{self, State};
+use crate::record::{Record, WORDS};
 use crate::sys::MPI_Comm;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -33,6 +41,22 @@ static SEQ: AtomicU64 = AtomicU64::new(0);
 static ID: AtomicU64 = AtomicU64::new(0);
 /// The program's return address from the call (`crate::site::caller`).
 static RA: AtomicU64 = AtomicU64::new(0);
+/// What the rank does in the call (`INSIDE`, `VERIFYING`).
+static KIND: AtomicU64 = AtomicU64::new(0);
+/// The call's record, and the generation that guards it (a seqlock: odd
+/// while the rank writes it, so that the helper never answers with half
+/// of one record and half of the next).
+static REC: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
+static GEN: AtomicU64 = AtomicU64::new(0);
+
+/// The rank is inside MPI's own call.
+const INSIDE: u64 = 1;
+/// The rank verifies the batch whose latest call this is (it answers the
+/// status channel too; its record is what the helper adds).
+const VERIFYING: u64 = 2;
+/// The answer's words before the site: call, number, identity, kind, and
+/// the record.
+const HEAD: usize = 4 + WORDS;
 
 /// Every world rank's address, once gathered.
 static PEERS: OnceLock<Vec<Peer>> = OnceLock::new();
@@ -59,6 +83,11 @@ pub struct Inside {
     /// Where the program made it (`crate::site::call_site`'s form; empty:
     /// not known).
     pub site: String,
+    /// The call's record, as the rank made it.
+    pub rec: Record,
+    /// The rank is verifying a batch whose latest call this is, not
+    /// inside MPI's call.
+    pub verifying: bool,
 }
 
 struct Peer {
@@ -67,22 +96,66 @@ struct Peer {
 }
 
 /// This rank enters MPI's own call `call` (code and form), number `seq` on
-/// `st`'s communicator, made by the program at return address `ra`. Four
-/// stores: the hot path of a batched call.
-pub fn enter(call: u64, st: &State, ra: usize) {
-    publish(call, st.seq, st.id, ra);
+/// `st`'s communicator, made by the program at return address `ra`, with
+/// record `rec`. Plain stores: the hot path of a batched call.
+pub fn enter(call: u64, st: &State, ra: usize, rec: &Record) {
+    publish(call, st.seq, st.id, ra, rec, INSIDE);
 }
 
-fn publish(call: u64, seq: u64, id: u64, ra: usize) {
+/// This rank verifies the batch on the communicator of identity `id`
+/// whose latest call, number `seq`, is `call` with record `rec`, made at
+/// return address `ra`; until `leave`.
+pub fn verifying(call: u64, seq: u64, id: u64, ra: usize, rec: &Record) {
+    publish(call, seq, id, ra, rec, VERIFYING);
+}
+
+fn publish(call: u64, seq: u64, id: u64, ra: usize, rec: &Record, kind: u64) {
+    let g = GEN.load(Ordering::Relaxed);
+    GEN.store(g.wrapping_add(1), Ordering::Relaxed);
+    fence(Ordering::Release);
+    for (slot, w) in REC.iter().zip(rec.to_words()) {
+        slot.store(w, Ordering::Relaxed);
+    }
     SEQ.store(seq, Ordering::Relaxed);
     ID.store(id, Ordering::Relaxed);
     RA.store(ra as u64, Ordering::Relaxed);
-    CALL.store(call, Ordering::Release);
+    KIND.store(kind, Ordering::Relaxed);
+    CALL.store(call, Ordering::Relaxed);
+    GEN.store(g.wrapping_add(2), Ordering::Release);
 }
 
-/// This rank left the call.
+/// What is published, read whole (the seqlock's reader): the head words
+/// and the return address; None while nothing is.
+fn read() -> Option<([u64; HEAD], usize)> {
+    loop {
+        let g = GEN.load(Ordering::Acquire);
+        if g % 2 == 1 {
+            std::thread::yield_now();
+            continue;
+        }
+        let mut w = [0u64; HEAD];
+        w[0] = CALL.load(Ordering::Relaxed);
+        w[1] = SEQ.load(Ordering::Relaxed);
+        w[2] = ID.load(Ordering::Relaxed);
+        w[3] = KIND.load(Ordering::Relaxed);
+        for (o, slot) in w[4..].iter_mut().zip(&REC) {
+            *o = slot.load(Ordering::Relaxed);
+        }
+        let ra = RA.load(Ordering::Relaxed) as usize;
+        fence(Ordering::Acquire);
+        if GEN.load(Ordering::Relaxed) == g {
+            return (w[0] != 0).then_some((w, ra));
+        }
+    }
+}
+
+/// This rank left the call (or the verification).
 pub fn leave() {
-    CALL.store(0, Ordering::Release);
+    let g = GEN.load(Ordering::Relaxed);
+    GEN.store(g.wrapping_add(1), Ordering::Relaxed);
+    fence(Ordering::Release);
+    CALL.store(0, Ordering::Relaxed);
+    GEN.store(g.wrapping_add(2), Ordering::Release);
 }
 
 /// Opens the helper (a collective of `MPI_COMM_WORLD`'s private
@@ -122,34 +195,34 @@ fn peer(entry: &[u8]) -> Peer {
     }
 }
 
-/// The helper: answers each connection with the call this rank is
-/// inside (three words), then where the program made it (text, to the
-/// end of the stream).
+/// The helper: answers each connection with what this rank publishes
+/// (`HEAD` words, none but a zero word when nothing is), then where the
+/// program made the call (text, to the end of the stream).
 fn serve(listener: TcpListener) {
     for stream in listener.incoming() {
         let Ok(mut s) = stream else { continue };
-        let call = CALL.load(Ordering::Acquire);
-        let words = [
-            call,
-            SEQ.load(Ordering::Relaxed),
-            ID.load(Ordering::Relaxed),
-        ];
-        let ra = RA.load(Ordering::Relaxed) as usize;
-        let mut out = [0u8; 24];
+        let (words, ra) = read().unwrap_or(([0; HEAD], 0));
+        let mut out = [0u8; 8 * HEAD];
         for (i, w) in words.iter().enumerate() {
             out[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
         }
         let _ = s.set_write_timeout(Some(PATIENCE));
-        if s.write_all(&out).is_err() || call == 0 || ra == 0 {
+        if s.write_all(&out).is_err() || words[0] == 0 || ra == 0 {
             continue;
         }
-        let site = crate::site::caller_site(&crate::record::call_name(call), ra);
+        let site = crate::site::caller_site(&crate::record::call_name(words[0]), ra);
         let _ = s.write_all(&site.as_bytes()[..site.len().min(SITE_BYTES as usize)]);
     }
 }
 
 /// The call world rank `world` is inside, if it says one within a moment.
 pub fn ask(world: i32) -> Option<Inside> {
+    told(world).filter(|i| !i.verifying)
+}
+
+/// What world rank `world` publishes, if it says within a moment: the
+/// call it is inside, or the latest of the batch it verifies.
+pub fn told(world: i32) -> Option<Inside> {
     let peers = PEERS.get()?;
     let p = peers.get(usize::try_from(world).ok()?)?;
     if p.port == 0 {
@@ -161,7 +234,7 @@ pub fn ask(world: i32) -> Option<Inside> {
     )
 }
 
-/// `ask` of the rank at `p`, from the rank at `me`.
+/// `told` by the rank at `p`, from the rank at `me`.
 fn ask_at(p: &Peer, me: &Peer) -> Option<Inside> {
     let addr = if p.host == me.host {
         SocketAddr::from((Ipv4Addr::LOCALHOST, p.port))
@@ -170,24 +243,31 @@ fn ask_at(p: &Peer, me: &Peer) -> Option<Inside> {
     };
     let mut s = TcpStream::connect_timeout(&addr, PATIENCE).ok()?;
     s.set_read_timeout(Some(PATIENCE)).ok()?;
-    let mut b = [0u8; 24];
-    s.read_exact(&mut b).ok()?;
+    let mut b = [0u8; 8 * HEAD];
+    s.read_exact(&mut b[..8]).ok()?;
+    if b[..8] == [0; 8] {
+        return None;
+    }
+    s.read_exact(&mut b[8..]).ok()?;
     let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
-    if word(0) == 0 {
+    let words: Vec<u64> = (0..HEAD).map(word).collect();
+    if !matches!(words[3], INSIDE | VERIFYING) {
         return None;
     }
     let mut site = Vec::new();
     let whole = s.set_read_timeout(Some(SITE_PATIENCE)).is_ok()
         && s.take(SITE_BYTES).read_to_end(&mut site).is_ok();
     Some(Inside {
-        call: word(0),
-        seq: word(1),
-        id: word(2),
+        call: words[0],
+        seq: words[1],
+        id: words[2],
         site: if whole {
             String::from_utf8_lossy(&site).into_owned()
         } else {
             String::new()
         },
+        rec: Record::from_words(&words[4..]),
+        verifying: words[3] == VERIFYING,
     })
 }
 
@@ -206,22 +286,30 @@ mod tests {
             port,
             host: "here".into(),
         };
+        let rec = Record::from_words(&(100..100 + WORDS as u64).collect::<Vec<_>>());
         let i = Inside {
             call: 7,
             seq: 42,
             id: 9,
             site: String::new(),
+            rec,
+            verifying: false,
         };
-        publish(7, 42, 9, 0);
-        assert_eq!(ask_at(&here(port), &here(0)), Some(i));
+        publish(7, 42, 9, 0, &rec, INSIDE);
+        assert_eq!(ask_at(&here(port), &here(0)), Some(i.clone()));
         // With the program's return address, the helper names the call
         // and its site, as this process names them.
         let ra = serve as fn(TcpListener) as usize + 1;
-        publish(7, 42, 9, ra);
+        publish(7, 42, 9, ra, &rec, INSIDE);
         let site = ask_at(&here(port), &here(0)).unwrap().site;
         let name = crate::record::call_name(7);
         assert!(site.starts_with(&format!("{name}\t")), "{site}");
         assert_eq!(site, crate::site::caller_site(&name, ra));
+        // A rank verifying a batch tells its latest call, marked so.
+        verifying(7, 42, 9, 0, &rec);
+        let v = ask_at(&here(port), &here(0)).unwrap();
+        assert!(v.verifying);
+        assert_eq!(v.rec, rec);
         leave();
         assert_eq!(ask_at(&here(port), &here(0)), None);
     }

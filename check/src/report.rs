@@ -31,14 +31,14 @@ pub struct Config {
 /// When the ranks verify a collective call (`MPIX_CHECK_VERIFY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verify {
-    /// Before the call is made (`immediate`, the default).
+    /// Before the call is made (`immediate`).
     Immediate,
-    /// In batches of this many calls (`batched`; `MPIX_CHECK_BATCH`,
-    /// default 64): the blocking calls on an intracommunicator are
-    /// recorded, and verified together in one exchange, overlapped with
-    /// the next batch when the batch is full; at once at the
-    /// communicator's next call that is not batched, at its free and at
-    /// `MPI_Finalize` (`crate::batch`).
+    /// In batches of this many calls (`batched`, the default;
+    /// `MPIX_CHECK_BATCH`, default 64): the blocking calls on an
+    /// intracommunicator are recorded, and verified together in one
+    /// exchange, overlapped with the next batch when the batch is full; at
+    /// once at the communicator's next call that is not batched, at its
+    /// free and at `MPI_Finalize` (`crate::batch`).
     Batched(usize),
 }
 
@@ -48,28 +48,49 @@ pub const DEFAULT_BATCH: usize = 64;
 pub const MAX_BATCH: usize = 256;
 
 impl Verify {
-    /// From `MPIX_CHECK_VERIFY` and `MPIX_CHECK_BATCH`; a value that is
-    /// neither is said once on stderr and the default used.
-    fn from_env() -> Verify {
+    /// From `MPIX_CHECK_VERIFY` and `MPIX_CHECK_BATCH`; None when it is
+    /// unset, or neither value (said once on stderr): the default.
+    fn from_env() -> Option<Verify> {
         let mode = std::env::var("MPIX_CHECK_VERIFY").unwrap_or_default();
         let mode = mode.trim();
-        if !mode.eq_ignore_ascii_case("batched") {
-            if !mode.is_empty() && !mode.eq_ignore_ascii_case("immediate") {
-                eprintln!("mpix-check: MPIX_CHECK_VERIFY={mode} is neither immediate nor batched: immediate");
-            }
-            return Verify::Immediate;
+        if mode.eq_ignore_ascii_case("immediate") {
+            return Some(Verify::Immediate);
         }
-        let Ok(text) = std::env::var("MPIX_CHECK_BATCH") else {
-            return Verify::Batched(DEFAULT_BATCH);
-        };
-        match text.trim().parse::<usize>() {
-            Ok(n) if (1..=MAX_BATCH).contains(&n) => Verify::Batched(n),
-            _ => {
-                eprintln!(
-                    "mpix-check: MPIX_CHECK_BATCH={text} is not a number from 1 to {MAX_BATCH}: {DEFAULT_BATCH}"
-                );
-                Verify::Batched(DEFAULT_BATCH)
-            }
+        if mode.eq_ignore_ascii_case("batched") {
+            return Some(Verify::Batched(batch_size()));
+        }
+        if !mode.is_empty() {
+            eprintln!("mpix-check: MPIX_CHECK_VERIFY={mode} is neither immediate nor batched: the default");
+        }
+        None
+    }
+
+    /// The default with the timeout on: batched, but immediate without
+    /// the point-to-point checks (`p2p`): the checker's error handler is
+    /// not installed then, and an error MPI raises in a recorded call (a
+    /// truncation) would end the job before the batch is verified.
+    fn default_for(p2p: bool) -> Verify {
+        if p2p {
+            Verify::Batched(batch_size())
+        } else {
+            Verify::Immediate
+        }
+    }
+}
+
+/// `MPIX_CHECK_BATCH`, or `DEFAULT_BATCH` (said once on stderr when it is
+/// set to anything but a number in 1..=`MAX_BATCH`).
+fn batch_size() -> usize {
+    let Ok(text) = std::env::var("MPIX_CHECK_BATCH") else {
+        return DEFAULT_BATCH;
+    };
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_BATCH).contains(&n) => n,
+        _ => {
+            eprintln!(
+                "mpix-check: MPIX_CHECK_BATCH={text} is not a number from 1 to {MAX_BATCH}: {DEFAULT_BATCH}"
+            );
+            DEFAULT_BATCH
         }
     }
 }
@@ -94,8 +115,9 @@ impl Config {
         // hang watch: without a timeout it would hang without a report,
         // so each call is verified before it is made then.
         let verify = match (Verify::from_env(), timeout) {
-            (Verify::Batched(_), None) => Verify::Immediate,
-            (v, _) => v,
+            (_, None) => Verify::Immediate,
+            (Some(v), _) => v,
+            (None, _) => Verify::default_for(!off_in_env("MPIX_CHECK_P2P")),
         };
         Config {
             mode,
@@ -260,17 +282,29 @@ pub fn stats_enabled() -> bool {
 /// A part of the checker that is on with the checker unless the variable
 /// `name` is `0`, `off`, `no` or `false`.
 fn switched_on(name: &str) -> bool {
+    config().mode != Mode::Off && !off_in_env(name)
+}
+
+/// Whether the variable `name` says off (`0`, `off`, `no`, `false`).
+fn off_in_env(name: &str) -> bool {
     let value = std::env::var(name).unwrap_or_default();
-    config().mode != Mode::Off
-        && !matches!(
-            value.trim().to_ascii_lowercase().as_str(),
-            "0" | "off" | "no" | "false"
-        )
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "0" | "off" | "no" | "false"
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The batched mode is the default only where the checker's error
+    /// handler is installed (the point-to-point checks on).
+    #[test]
+    fn the_default_mode_needs_the_point_to_point_checks() {
+        assert!(matches!(Verify::default_for(true), Verify::Batched(_)));
+        assert_eq!(Verify::default_for(false), Verify::Immediate);
+    }
 
     #[test]
     fn reports_start_every_line_with_the_tool_name() {

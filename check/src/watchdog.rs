@@ -50,6 +50,19 @@ pub fn when_idle(f: fn()) {
     let _ = IDLE.set(f);
 }
 
+/// What a layer above makes of a timeout before its report: the batched
+/// mode compares the records of a call MPI holds ranks inside
+/// (`crate::batch`). Given the check, its members (world ranks by rank)
+/// and whether this rank must report; None: nothing found; Ok: reported;
+/// Err(r): rank `r` reports.
+type Held = fn(&Waiting, &[i32], bool) -> Option<Result<(), usize>>;
+static HELD: std::sync::OnceLock<Held> = std::sync::OnceLock::new();
+
+/// Sets what a timeout looks at before its report (once).
+pub fn when_held(f: Held) {
+    let _ = HELD.set(f);
+}
+
 fn idle() {
     if let Some(f) = IDLE.get() {
         f();
@@ -422,6 +435,17 @@ fn sort_answers(
     out
 }
 
+/// This rank's line pointing at the report world rank `first` makes.
+fn point_at(w: &Waiting, call: &str, comm: &str, first: i32) -> Told {
+    let line = format!(
+        "mpix-check: rank {} waits in {call} (call #{} on {comm}): part of the finding that world rank {first} reports\n",
+        w.rank, w.seq
+    );
+    // One write, so that the ranks' lines do not interleave.
+    let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+    Told::Deferred
+}
+
 /// The timeout's report, from the answers (`Told`: whether it was this
 /// rank's to make).
 fn report(
@@ -449,13 +473,21 @@ fn report(
         .min()
         .filter(|&&r| sorted.differs && r < me && waiter != Waiter::Last)
     {
-        let line = format!(
-            "mpix-check: rank {} waits in {call} (call #{} on {comm}): part of the finding that world rank {first} reports\n",
-            w.rank, w.seq
-        );
-        // One write, so that the ranks' lines do not interleave.
-        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
-        return Told::Deferred;
+        return point_at(w, &call, &comm, first);
+    }
+    // The same call everywhere, MPI holding some ranks inside it: a
+    // difference of its arguments, from the records.
+    let full = members.len() == w.size;
+    if !sorted.differs && full && waiter != Waiter::Test {
+        if let Some(held) = HELD
+            .get()
+            .and_then(|f| f(w, members, waiter == Waiter::Last))
+        {
+            return match held {
+                Ok(()) => Told::Reported,
+                Err(r) => point_at(w, &call, &comm, members[r]),
+            };
+        }
     }
     let mut details = Vec::new();
     // The ranks' calls as an immediate check names them (on an
@@ -472,7 +504,6 @@ fn report(
         }));
     }
     // Each rank's call site, where known, as the immediate report gives it.
-    let full = members.len() == w.size;
     let known = sorted.sites.iter().filter(|s| !s.at.is_empty());
     details.extend(known.map(|s| s.line(full)));
     details.push(format!(
