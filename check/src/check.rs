@@ -738,6 +738,17 @@ fn report_signature(
     }
 }
 
+/// "rank 0 (root) (recvcount, recvtype)": rank `rank`'s side `s` of the
+/// call, as a report names it.
+fn side_label(call: &Call, rank: usize, s: Side) -> String {
+    let names = call.coll.side_names();
+    let name = match s {
+        Side::A => names.0,
+        Side::B => names.1,
+    };
+    format!("{} {name}", rank_role(call, rank))
+}
+
 /// This rank's side `s` of the call: its (count, datatype).
 fn side_of(call: &Call, rank: usize, s: Side) -> Part {
     let (a, b) = call.sides(rank);
@@ -758,21 +769,12 @@ fn signature_report(
     remote: Option<(i64, MPI_Datatype, bool)>,
 ) -> Report {
     let me = st.rank;
-    let names = call.coll.side_names();
-    let side_name = |s: Side| match s {
-        Side::A => names.0,
-        Side::B => names.1,
-    };
     let refsig = recs[reference.0].sig(reference.1);
     let mysig = recs[me].sig(s);
     let summary = "the type signatures do not match".into();
     let mut r = base_report(call, st, "datatype", summary);
-    let ref_label = format!(
-        "{} {}",
-        rank_role(call, reference.0),
-        side_name(reference.1)
-    );
-    let my_label = format!("{} {}", rank_role(call, me), side_name(s));
+    let ref_label = side_label(call, reference.0, reference.1);
+    let my_label = side_label(call, me, s);
     match remote {
         Some((rc, rt, _)) => {
             r.details
@@ -1128,11 +1130,6 @@ fn held_signature(
         .or(differing.first())
         .copied()
         .unwrap_or(reference);
-    let names = call.coll.side_names();
-    let side_name = |s: Side| match s {
-        Side::A => names.0,
-        Side::B => names.1,
-    };
     let text = |rank: usize, side: Side| {
         let sig = recs[rank].sig(side);
         match side_of(call, me, side).filter(|_| rank == me) {
@@ -1148,9 +1145,8 @@ fn held_signature(
     );
     for (rank, side) in [reference, (d, s)] {
         r.details.push(format!(
-            "{} {} = {}",
-            rank_role(call, rank),
-            side_name(side),
+            "{} = {}",
+            side_label(call, rank, side),
             text(rank, side)
         ));
     }

@@ -110,17 +110,25 @@ pub fn verifying(call: u64, seq: u64, id: u64, ra: usize, rec: &Record) {
 }
 
 fn publish(call: u64, seq: u64, id: u64, ra: usize, rec: &Record, kind: u64) {
+    written(|| {
+        for (slot, w) in REC.iter().zip(rec.to_words()) {
+            slot.store(w, Ordering::Relaxed);
+        }
+        SEQ.store(seq, Ordering::Relaxed);
+        ID.store(id, Ordering::Relaxed);
+        RA.store(ra as u64, Ordering::Relaxed);
+        KIND.store(kind, Ordering::Relaxed);
+        CALL.store(call, Ordering::Relaxed);
+    });
+}
+
+/// Makes the stores of `write` (the seqlock's writer): the generation odd
+/// while they are made, even and one step on once they are.
+fn written(write: impl FnOnce()) {
     let g = GEN.load(Ordering::Relaxed);
     GEN.store(g.wrapping_add(1), Ordering::Relaxed);
     fence(Ordering::Release);
-    for (slot, w) in REC.iter().zip(rec.to_words()) {
-        slot.store(w, Ordering::Relaxed);
-    }
-    SEQ.store(seq, Ordering::Relaxed);
-    ID.store(id, Ordering::Relaxed);
-    RA.store(ra as u64, Ordering::Relaxed);
-    KIND.store(kind, Ordering::Relaxed);
-    CALL.store(call, Ordering::Relaxed);
+    write();
     GEN.store(g.wrapping_add(2), Ordering::Release);
 }
 
@@ -151,11 +159,7 @@ fn read() -> Option<([u64; HEAD], usize)> {
 
 /// This rank left the call (or the verification).
 pub fn leave() {
-    let g = GEN.load(Ordering::Relaxed);
-    GEN.store(g.wrapping_add(1), Ordering::Relaxed);
-    fence(Ordering::Release);
-    CALL.store(0, Ordering::Relaxed);
-    GEN.store(g.wrapping_add(2), Ordering::Release);
+    written(|| CALL.store(0, Ordering::Relaxed));
 }
 
 /// Opens the helper (a collective of `MPI_COMM_WORLD`'s private
