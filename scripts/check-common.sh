@@ -23,6 +23,8 @@ mkdir -p "$out"
 passed=0
 failed=0
 fail() { failed=$((failed + 1)); echo "FAIL $1"; [ -f "$2" ] && tail -n 20 "$2"; }
+# Seconds since $1 (an $EPOCHREALTIME), for the ok lines: where a suite's time goes.
+took() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f s", b - a }'; }
 
 [ -f "$lib" ] || { echo "no $lib: build with cargo build --release first"; exit 1; }
 for p in "${programs[@]}"; do
@@ -40,7 +42,7 @@ scenario() {
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
-    local log="$out/$name-$n.log"
+    local log="$out/$name-$n.log" t0=$EPOCHREALTIME
     timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" "${checker_env[@]}" \
         MPIX_CHECK_LOG="$out/$name-$n.json" "${envs[@]}" "$out/$errors" "$@" >"$log" 2>&1 </dev/null
     local rc=$?
@@ -58,7 +60,7 @@ scenario() {
     if [ "$one_report" = 1 ] && [ "$(grep -c '^mpix-check: MPI_' "$log")" != 1 ]; then
         fail "$name -n $n: expected exactly one report" "$log"; return
     fi
-    passed=$((passed + 1)); echo "ok   $name -n $n"
+    passed=$((passed + 1)); echo "ok   $name -n $n ($(took "$t0"))"
 }
 
 # correct NAME N PROGRAM [ARGS]: the false-positive check of a
@@ -70,7 +72,7 @@ scenario() {
 correct() {
     local name=$1 n=$2 program=$3; shift 3
     local t=${correct_timeout:-20}
-    local plain="$out/$name-plain-$n.log" checked="$out/$name${correct_tag:+-$correct_tag}-checked-t$t-$n.log" rc1 rc2
+    local plain="$out/$name-plain-$n.log" checked="$out/$name${correct_tag:+-$correct_tag}-checked-t$t-$n.log" rc1 rc2 t0=$EPOCHREALTIME
     timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" "$out/$program" "$@" >"$plain" 2>&1 </dev/null
     rc1=$?
     timeout "$limit" "$MPIEXEC" "${mpiexec_args[@]}" -n "$n" env LD_PRELOAD="$lib" "${checker_env[@]}" \
@@ -85,7 +87,7 @@ correct() {
     elif ! grep -q "^$name: checksum" "$checked" || ! diff <(grep "^$name:" "$plain") <(grep "^$name:" "$checked") >/dev/null; then
         fail "$name -n $n: results differ with the checker" "$checked"
     else
-        passed=$((passed + 1)); echo "ok   $name${correct_tag:+ ($correct_tag)} -n $n, MPIX_CHECK_TIMEOUT=$t (no report, same results: $(grep "^$name: checksum" "$checked"))"
+        passed=$((passed + 1)); echo "ok   $name${correct_tag:+ ($correct_tag)} -n $n, MPIX_CHECK_TIMEOUT=$t (no report, same results: $(grep "^$name: checksum" "$checked"); $(took "$t0"))"
         return 0
     fi
     return 1

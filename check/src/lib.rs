@@ -35,7 +35,9 @@
 //!    communicators), `waiting` (the check a thread waits in),
 //!    `wire` (the status channel's words), `threads`, `internal`,
 //!    `types` (the datatypes the program made, committed and freed),
-//!    `slots` (the maps by request handle of the message path).
+//!    `slots` (the maps by request handle of the message path),
+//!    `forwarded` (waits, before an abort, for stderr to be read by the
+//!    process manager).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 // The ABI's constants are `const`, mpi-sys's `extern static`s (read in
@@ -64,6 +66,7 @@ pub mod check;
 pub mod datatypes;
 pub mod digest;
 mod entry;
+pub mod forwarded;
 pub mod hang;
 pub mod inside;
 pub mod internal;

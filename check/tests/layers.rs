@@ -49,8 +49,19 @@ const LAYERS: &[(usize, &[&str])] = &[
     (
         5,
         &[
-            "digest", "internal", "names", "order", "record", "report", "site", "slots", "threads",
-            "types", "waiting", "wire",
+            "digest",
+            "forwarded",
+            "internal",
+            "names",
+            "order",
+            "record",
+            "report",
+            "site",
+            "slots",
+            "threads",
+            "types",
+            "waiting",
+            "wire",
         ],
     ),
 ];

@@ -1383,7 +1383,7 @@ pub fn abort_fatal(code: c_int) -> ! {
     let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     // The process manager forwards what the ranks wrote before it ends
     // the job on the abort (MPICH's drops what it has not forwarded yet).
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    crate::forwarded::wait_for_stderr();
     abort_job()
 }
 
