@@ -373,7 +373,8 @@ const PULL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// In the batched mode, a receive `id` MPI failed whose companion has not
 /// come is checked once its sender, asked, has sent its batch (the
-/// sender answers in its next checked call or wait; `PULL_WAIT` at most).
+/// sender answers at its next wait that lasts, within its next
+/// `POLL_EVERY` receives, or at the channel's free; `PULL_WAIT` at most).
 fn pulled(ch: &mut Channel, id: u64, source: c_int) {
     let waiting = |ch: &Channel| ch.queue.iter().any(|r| r.id == id);
     if ch.batches.is_none() || !waiting(ch) {
